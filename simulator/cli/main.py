@@ -1,0 +1,71 @@
+"""Entry point: `llm-sim` commands, or the interactive menu when no command is given."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from simulator import __version__
+from simulator.cli.context import AppContext
+from simulator.errors import UserError
+from simulator.logs import redact, start_session_logs
+from simulator.settings import load_env_file, log_dir
+
+log = logging.getLogger(__name__)
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", "db", metavar="URI", help="Database: mongodb://…, mongodb+srv://…, a folder path, or mongomock://. [env SIM_DB]")
+@click.option("--db-name", metavar="NAME", help="Database name inside the server. [env SIM_DB_NAME]")
+@click.option("--user", metavar="NAME", help="Act as this user. [env SIM_USER]")
+@click.version_option(__version__, prog_name="llm-sim")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | None) -> None:
+    """LLM Interaction Simulator: social experiments with LLM agents, stored in MongoDB."""
+    app = AppContext(db_flag=db, db_name=db_name, user_flag=user)
+    ctx.obj = app
+    ctx.call_on_close(app.close)
+    if ctx.invoked_subcommand is None:
+        from simulator.cli.interactive.app import run_interactive
+
+        run_interactive(app)
+
+
+def _register() -> None:
+    from simulator.cli.commands.experiment import experiment
+    from simulator.cli.commands.info import info
+
+    cli.add_command(experiment)
+    cli.add_command(info)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; a UserError becomes one readable paragraph and exit status 2."""
+    load_env_file()
+    folder = start_session_logs(log_dir())
+    log.info("llm-sim %s: %s", __version__, redact(" ".join(sys.argv[1:] if argv is None else argv)))
+    try:
+        cli.main(args=argv, prog_name="llm-sim", auto_envvar_prefix="SIM", standalone_mode=False)
+    except UserError as exc:
+        log.error("user error: %s", exc.render())
+        click.echo(f"Error: {redact(exc.render())}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("\nInterrupted.", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    finally:
+        if folder is not None:
+            log.debug("session log folder %s", folder)

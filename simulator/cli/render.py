@@ -1,0 +1,65 @@
+"""Rich rendering of experiments. Only the CLI prints."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from simulator.services.experiments import ExperimentView
+
+STAR = "★"
+
+
+def experiments_table(views: list[ExperimentView], user: str) -> Table:
+    table = Table(title="Experiments", show_lines=False)
+    for column in ("", "id", "name", "owner", "roles", "created", "note"):
+        table.add_column(column, overflow="fold")
+    for view in views:
+        exp = view.experiment
+        owner = view.owner + (" (you)" if view.owner == user else "")
+        table.add_row(
+            STAR if exp.favourite else "",
+            view.id,
+            escape(exp.name),
+            escape(owner),
+            escape(", ".join(r.name for r in exp.roles)),
+            f"{view.created_at:%Y-%m-%d %H:%M}",
+            escape(exp.note),
+        )
+    return table
+
+
+def experiment_detail(view: ExperimentView) -> Group:
+    exp = view.experiment
+    head = Table.grid(padding=(0, 2))
+    head.add_row("id", view.id)
+    head.add_row("name", escape(exp.name) + (f" {STAR}" if exp.favourite else ""))
+    head.add_row("owner", escape(view.owner))
+    head.add_row("note", escape(exp.note or "-"))
+    head.add_row("created", f"{view.created_at:%Y-%m-%d %H:%M:%S} UTC")
+    head.add_row("updated", f"{view.updated_at:%Y-%m-%d %H:%M:%S} UTC")
+    if view.duplicated_from:
+        head.add_row("duplicated from", view.duplicated_from)
+    head.add_row("version", view.version)
+    llms = ", ".join(
+        llm.model + (f" {llm.params.as_dict()}" if llm.params.as_dict() else "") for llm in exp.llms
+    )
+    head.add_row("LLMs", escape(llms))
+    parts: list = [head, Panel(escape(exp.starting_message), title="starting message")]
+    for role in exp.roles:
+        titles = ", ".join(s.title for s in role.sections)
+        parts.append(Text(f"role {role.name} ({role.pronoun}): {titles}"))
+    if exp.shared_sections:
+        parts.append(Text("shared sections: " + ", ".join(s.title for s in exp.shared_sections)))
+    if exp.summarizer_sections:
+        parts.append(Text("summarizer sections: " + ", ".join(s.title for s in exp.summarizer_sections)))
+    return Group(*parts)
+
+
+def rendered_prompts(console: Console, prompts: dict[str, str], counts: dict[str, int]) -> None:
+    label = ", ".join(f"{n} {role}" for role, n in counts.items())
+    for who, text in prompts.items():
+        console.print(Panel(escape(text), title=f"{who} — rendered for {label}", title_align="left"))

@@ -1,0 +1,130 @@
+"""The experiment: what a researcher defines once and runs many times. Pure data, validated."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from simulator.domain.params import GenerationParams
+
+NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9 _\-']*$")
+Pronoun = Literal["he", "she", "it", "they"]
+
+
+class Section(BaseModel):
+    """A titled block of prompt text. The first private section of a role is its starting prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=120)
+    content: str = Field(default="", max_length=50_000)
+
+
+class Role(BaseModel):
+    """A kind of agent (guard, prisoner). Placeholders are derived from its name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=60)
+    pronoun: Pronoun = "they"
+    sections: list[Section] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_usable(cls, value: str) -> str:
+        value = value.strip()
+        if not NAME_PATTERN.match(value):
+            raise ValueError(
+                f"role name {value!r} must start with a letter and use letters, digits, spaces, "
+                "'-', '_' or apostrophes"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _unique_section_titles(self) -> Role:
+        _reject_duplicates([s.title for s in self.sections], f"section titles of role {self.name!r}")
+        return self
+
+    @property
+    def tag(self) -> str:
+        """The placeholder stem: 'police officer' -> 'POLICE_OFFICER'."""
+        return re.sub(r"[^A-Z0-9]+", "_", self.name.upper()).strip("_")
+
+
+class LLMChoice(BaseModel):
+    """A model an experiment may use, with its default sampling parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=3, max_length=300)
+    params: GenerationParams = Field(default_factory=GenerationParams)
+    base_url: str | None = Field(default=None, max_length=300)
+
+    @field_validator("model")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        from simulator.domain.model_strings import check_model_string
+
+        return check_model_string(value)
+
+
+class Experiment(BaseModel):
+    """Content of an experiment. Ownership and times live in the store's document around it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120)
+    note: str = Field(default="", max_length=2000)
+    favourite: bool = False
+    starting_message: str = Field(min_length=1, max_length=20_000)
+    llms: list[LLMChoice] = Field(min_length=1)
+    roles: list[Role] = Field(min_length=1, max_length=20)
+    shared_sections: list[Section] = Field(default_factory=list)
+    summarizer_sections: list[Section] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Experiment:
+        _reject_duplicates([r.name.lower() for r in self.roles], "role names")
+        _reject_duplicates([r.tag for r in self.roles], "role placeholder names")
+        _reject_duplicates([s.title for s in self.shared_sections], "shared section titles")
+        _reject_duplicates([s.title for s in self.summarizer_sections], "summarizer section titles")
+        _reject_duplicates([llm.model for llm in self.llms], "LLM model strings")
+        for role in self.roles:
+            clash = {s.title for s in role.sections} & {s.title for s in self.shared_sections}
+            if clash:
+                raise ValueError(
+                    f"section {sorted(clash)[0]!r} is both private to role {role.name!r} and shared"
+                )
+        from simulator.prompting.placeholders import validate_placeholders
+
+        validate_placeholders(self)
+        return self
+
+    def role(self, name: str) -> Role:
+        for role in self.roles:
+            if role.name.lower() == name.strip().lower():
+                return role
+        known = ", ".join(r.name for r in self.roles)
+        raise KeyError(f"unknown role {name!r}; the experiment's roles are {known}")
+
+    def texts(self) -> list[tuple[str, str]]:
+        """Every text that may hold placeholders, with a field path for error messages."""
+        found = [("starting_message", self.starting_message)]
+        for i, role in enumerate(self.roles):
+            for j, section in enumerate(role.sections):
+                found.append((f"roles[{i}].sections[{j}].content", section.content))
+        for j, section in enumerate(self.shared_sections):
+            found.append((f"shared_sections[{j}].content", section.content))
+        for j, section in enumerate(self.summarizer_sections):
+            found.append((f"summarizer_sections[{j}].content", section.content))
+        return found
+
+
+def _reject_duplicates(values: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"duplicate {what}: {value!r}; each must be unique")
+        seen.add(value)

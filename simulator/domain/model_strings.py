@@ -1,0 +1,34 @@
+"""Model strings such as `ollama:llama3`: checked without importing any backend library."""
+
+from __future__ import annotations
+
+import difflib
+
+PROVIDERS: dict[str, str] = {
+    "local": "in-process llama.cpp (local:smollm2 or local:/path/model.gguf)",
+    "ollama": "an Ollama server (OLLAMA_HOST)",
+    "openai": "OpenAI or any OpenAI-compatible server (OPENAI_BASE_URL)",
+    "hf": "Hugging Face transformers (hf:PATH_OR_ID)",
+    "mock": "deterministic replies for trying the tool and for tests",
+}
+
+
+def split_model_string(value: str) -> tuple[str, str]:
+    provider, sep, name = value.partition(":")
+    return provider.strip().lower(), name.strip() if sep else ""
+
+
+def check_model_string(value: str) -> str:
+    """Return the model string cleaned, or raise ValueError naming the problem and the fix."""
+    value = value.strip()
+    provider, name = split_model_string(value)
+    if provider not in PROVIDERS:
+        close = difflib.get_close_matches(provider, list(PROVIDERS), n=1)
+        hint = f" Did you mean '{close[0]}:'?" if close else ""
+        raise ValueError(
+            f"unknown backend prefix {provider + ':'!r} in {value!r}.{hint} Known prefixes: "
+            + ", ".join(f"{p}:" for p in PROVIDERS)
+        )
+    if not name:
+        raise ValueError(f"model string {value!r} names no model; write e.g. '{provider}:NAME'")
+    return f"{provider}:{name}"

@@ -1,0 +1,272 @@
+"""`hf:PATH_OR_ID`: a transformers causal LM run in-process, with concurrent calls batched.
+
+Why in-process and batched: a simulation runs many agents at once, and a GPU generates for 32
+prompts in about the time it takes for one. Each `chat` renders the tokenizer's chat template,
+then waits on a `DynamicBatcher` that merges concurrent requests with equal generation settings
+into one left-padded `generate` call in a worker thread. The model loads on the first call (it is
+slow and may be large), on CUDA when available, else on the CPU. With HF_HUB_OFFLINE=1, or when
+the name is a local path, nothing is fetched from the Hugging Face hub.
+
+Seeds: `torch.manual_seed(seed)` runs before each batch, so a seeded request is reproducible only
+when it is batched with the same companions (padding and shared random draws change the result);
+run such requests one at a time (`max_batch_size=1`) when exact replay matters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch  # ImportError here is what the registry turns into an install hint
+import transformers
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers.utils import logging as hf_logging
+
+from simulator.domain.params import GenerationParams
+from simulator.llm.base import ChatMessage, Completion, FatalBackendError
+from simulator.llm.hf_batcher import (
+    DEFAULT_BATCH_WAIT_MS,
+    DEFAULT_MAX_BATCH_SIZE,
+    BatchRequest,
+    DynamicBatcher,
+)
+
+DEFAULT_MAX_NEW_TOKENS = 256
+# transformers 4.56 renamed `torch_dtype` to `dtype`; the old name warns in 5.x.
+_DTYPE_KW = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+
+
+@dataclass
+class _Loaded:
+    model: Any
+    tokenizer: Any
+    pad_id: int
+    eos_ids: frozenset[int]
+    default_do_sample: bool
+    identity: dict
+
+
+@dataclass
+class _Generated:
+    text: str
+    tokens_out: int
+
+
+class HFBackend:
+    """One transformers model; `endpoint` is one concurrency pool per model."""
+
+    def __init__(
+        self,
+        path_or_id: str,
+        *,
+        device: str | None = None,
+        batch_wait_ms: float = DEFAULT_BATCH_WAIT_MS,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        default_max_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        min_new_tokens: int | None = None,
+    ) -> None:
+        self.model = path_or_id
+        self.endpoint = f"hf:{path_or_id}"
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.default_max_tokens = default_max_tokens
+        self.min_new_tokens = min_new_tokens  # benchmark knob: forces equal-length outputs
+        self.batcher = DynamicBatcher(
+            self._run_batch, batch_wait_ms=batch_wait_ms, max_batch_size=max_batch_size
+        )
+        self._loaded: _Loaded | None = None
+        self._load_lock = threading.Lock()
+        self._tokenizer_lock = threading.Lock()  # fast tokenizers are not safe across threads
+
+    async def preflight(self) -> None:
+        """Fail early, without loading, when a local path names nothing."""
+        _check_local_path(self.model)
+
+    async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
+        start = time.perf_counter()
+        if not messages:
+            raise FatalBackendError("The hf backend was called with no messages.")
+        prompt_ids = await asyncio.to_thread(self._encode, messages)
+        loaded = self._loaded
+        assert loaded is not None
+        _, ignored = _plan(params, loaded.default_do_sample)
+        request = BatchRequest(prompt_ids, group_key=_group_key(params), options=params)
+        result: _Generated = await self.batcher.submit(request)
+        return Completion(
+            text=_cut_at_stop(result.text, params.stop),
+            tokens_in=len(prompt_ids),
+            tokens_out=result.tokens_out,
+            latency_s=time.perf_counter() - start,
+            model_identity=dict(loaded.identity),
+            ignored_params=ignored,
+        )
+
+    async def aclose(self) -> None:
+        """Stop the batcher and drop the model so its (GPU) memory can be freed."""
+        await self.batcher.aclose()
+        self._loaded = None
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+    # --- worker-thread side -------------------------------------------------------------------
+
+    def _load(self) -> _Loaded:
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = _load_model(self.model, self.device)
+            return self._loaded
+
+    def _encode(self, messages: list[ChatMessage]) -> list[int]:
+        loaded = self._load()
+        with self._tokenizer_lock:
+            text = loaded.tokenizer.apply_chat_template(
+                list(messages), tokenize=False, add_generation_prompt=True
+            )
+            return list(loaded.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _run_batch(self, requests: list[BatchRequest]) -> list[_Generated]:
+        """One left-padded `generate` for requests that share generation settings."""
+        loaded = self._load()
+        params: GenerationParams = requests[0].options
+        width = max(len(r.prompt_ids) for r in requests)
+        input_ids = torch.full((len(requests), width), loaded.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(requests), width), dtype=torch.long)
+        for row, request in enumerate(requests):
+            n = len(request.prompt_ids)
+            input_ids[row, width - n :] = torch.tensor(request.prompt_ids, dtype=torch.long)
+            attention[row, width - n :] = 1
+        kwargs, _ = _plan(params, loaded.default_do_sample)
+        kwargs.setdefault("max_new_tokens", self.default_max_tokens)
+        if self.min_new_tokens:
+            kwargs["min_new_tokens"] = min(self.min_new_tokens, kwargs["max_new_tokens"])
+        with torch.inference_mode():
+            if params.seed is not None:
+                torch.manual_seed(params.seed)  # seeds CUDA too
+            output = loaded.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                pad_token_id=loaded.pad_id,
+                eos_token_id=sorted(loaded.eos_ids),
+                **kwargs,
+            )
+        results = []
+        with self._tokenizer_lock:
+            for row in output[:, width:].tolist():
+                n = _until_eos(row, loaded.eos_ids)
+                text = loaded.tokenizer.decode(row[:n], skip_special_tokens=True)
+                results.append(_Generated(text=text, tokens_out=n))
+        return results
+
+
+def _load_model(path_or_id: str, device: str) -> _Loaded:
+    local = _check_local_path(path_or_id)
+    offline = local is not None or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    source = str(local) if local is not None else path_or_id
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # the core never prints; the CLI shows its own progress
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=offline)
+        model = AutoModelForCausalLM.from_pretrained(
+            source, local_files_only=offline, **{_DTYPE_KW: "auto"}
+        )
+    except (OSError, ValueError) as exc:
+        hint = " (HF_HUB_OFFLINE is set, so only cached models load)" if offline else ""
+        raise FatalBackendError(
+            f"Could not load the Hugging Face model {path_or_id!r}{hint}: {exc}"
+        ) from exc
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+    if not getattr(tokenizer, "chat_template", None):
+        raise FatalBackendError(
+            f"The tokenizer of {path_or_id!r} has no chat template; use an instruct/chat model."
+        )
+    model.to(device).eval()
+    eos = model.generation_config.eos_token_id
+    eos_ids = {eos} if isinstance(eos, int) else set(eos or [])
+    if tokenizer.eos_token_id is not None:
+        eos_ids.add(tokenizer.eos_token_id)
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        pad_id = min(eos_ids) if eos_ids else 0
+    identity = {
+        "provider": "hf",
+        "path_or_id": path_or_id,
+        "commit": getattr(model.config, "_commit_hash", None),
+        "device": str(device),
+    }
+    return _Loaded(
+        model,
+        tokenizer,
+        pad_id,
+        frozenset(eos_ids),
+        bool(model.generation_config.do_sample),
+        identity,
+    )
+
+
+def _check_local_path(path_or_id: str) -> Path | None:
+    """A path (existing, or written like one) is local; anything else is a hub id."""
+    path = Path(path_or_id).expanduser()
+    if path.exists():
+        return path
+    if path_or_id.startswith(("/", ".", "~")) or "\\" in path_or_id:
+        raise FatalBackendError(
+            f"The Hugging Face model folder {path_or_id!r} does not exist; "
+            "give the folder written by save_pretrained, or a hub id such as 'org/name'."
+        )
+    return None
+
+
+def _plan(params: GenerationParams, default_do_sample: bool) -> tuple[dict, list[str]]:
+    """`generate` keyword arguments for `params`, and the fields that cannot apply."""
+    kwargs: dict[str, Any] = {}
+    ignored: list[str] = []
+    if params.max_tokens is not None:
+        kwargs["max_new_tokens"] = params.max_tokens
+    sampling = default_do_sample
+    if params.temperature is not None:
+        sampling = params.temperature > 0
+        kwargs["do_sample"] = sampling
+        if sampling:
+            kwargs["temperature"] = params.temperature
+    for name in ("top_p", "top_k"):
+        value = getattr(params, name)
+        if value is not None and sampling:
+            kwargs[name] = value
+        elif value is not None and params.temperature is None:
+            ignored.append(name)  # the model decodes greedily by default; temperature 0 is explicit
+    if params.num_ctx is not None:
+        ignored.append("num_ctx")  # the context length is the model's own
+    return kwargs, ignored
+
+
+def _group_key(params: GenerationParams) -> tuple:
+    """Requests may share a `generate` when these agree; stop strings are applied afterwards."""
+    return (params.temperature, params.top_p, params.top_k, params.max_tokens, params.seed)
+
+
+def _until_eos(tokens: list[int], eos_ids: frozenset[int]) -> int:
+    for i, token in enumerate(tokens):
+        if token in eos_ids:
+            return i
+    return len(tokens)
+
+
+def _cut_at_stop(text: str, stop: list[str] | None) -> str:
+    cuts = [i for s in stop or [] if s and (i := text.find(s)) >= 0]
+    return text[: min(cuts)] if cuts else text
+
+
+def create_backend(name: str, base_url: str | None = None, **kw: Any) -> HFBackend:
+    """Registry factory: `name` is the path or hub id after `hf:`; `kw` are HFBackend options."""
+    if base_url is not None:
+        raise FatalBackendError("hf models run in this process; a base URL does not apply.")
+    path_or_id = name.removeprefix("hf:")
+    if not path_or_id:
+        raise FatalBackendError("hf: needs a model folder or hub id, e.g. 'hf:/models/my-model'.")
+    return HFBackend(path_or_id, **kw)

@@ -1,0 +1,236 @@
+"""OpenAI and any OpenAI-compatible server (vLLM, llama.cpp server, LM Studio, ...).
+
+Why a wrapper: the engine needs one error vocabulary (fatal / transient / rate limited) and a
+record of which sampling parameters really reached the model. Retries live in `retry.py`, so the
+client is built with `max_retries=0`. The API key is never logged, stored or put in a message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+import pydantic
+
+from simulator.domain.params import GenerationParams
+from simulator.llm.base import (
+    ChatMessage,
+    Completion,
+    FatalBackendError,
+    RateLimitedError,
+    TransientBackendError,
+)
+
+OFFICIAL_BASE_URL = "https://api.openai.com/v1"
+PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, not a real one
+PREFLIGHT_TIMEOUT_S = 10.0
+
+
+def resolve_base_url(base_url: str | None) -> str:
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or OFFICIAL_BASE_URL
+    return url.rstrip("/")
+
+
+def is_official(base_url: str) -> bool:
+    return (urlparse(base_url).hostname or "").lower() == "api.openai.com"
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from `retry-after-ms` / `Retry-After` (number or HTTP date), None if absent."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+class OpenAIBackend:
+    """Chat completions over HTTP; `endpoint` is the concurrency pool key."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.model = model
+        self.base_url = resolve_base_url(base_url)
+        self.official = is_official(self.base_url)
+        self.endpoint = "openai:" + self.base_url
+        self.timeout = timeout
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and self.official:
+            raise FatalBackendError(
+                "OPENAI_API_KEY is not set; export it (or put it in .env) to use the OpenAI API, "
+                "or set OPENAI_BASE_URL to an OpenAI-compatible server."
+            )
+        self._key = key or PLACEHOLDER_KEY
+        self._client = openai.AsyncOpenAI(
+            api_key=self._key, base_url=self.base_url, timeout=timeout, max_retries=0
+        )
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    def request_kwargs(self, params: GenerationParams) -> tuple[dict[str, Any], list[str]]:
+        """Map our params onto the chat.completions call; returns (kwargs, ignored names)."""
+        kw: dict[str, Any] = {}
+        ignored: list[str] = []
+        for name in ("temperature", "top_p", "seed", "stop"):
+            value = getattr(params, name)
+            if value is not None:
+                kw[name] = value
+        if params.max_tokens is not None:
+            # The official API rejects max_tokens for reasoning models; compatible servers
+            # (vLLM, llama.cpp, LM Studio) know only max_tokens.
+            kw["max_completion_tokens" if self.official else "max_tokens"] = params.max_tokens
+        if params.top_k is not None:
+            if self.official:
+                ignored.append("top_k")
+            else:
+                kw["extra_body"] = {"top_k": params.top_k}
+        if params.num_ctx is not None:
+            ignored.append("num_ctx")
+        return kw, ignored
+
+    async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
+        kw, ignored = self.request_kwargs(params)
+        started = time.perf_counter()
+        error: Exception | None = None
+        try:
+            resp = await self._client.chat.completions.create(
+                model=self.model, messages=[dict(m) for m in messages], **kw
+            )
+            text = resp.choices[0].message.content or ""
+            usage = resp.usage
+            identity = {
+                "provider": "openai",
+                "base_url": self.base_url,
+                "model": resp.model,
+                "system_fingerprint": resp.system_fingerprint,
+            }
+        except openai.OpenAIError as exc:
+            error = self._map_error(exc)
+        except (json.JSONDecodeError, pydantic.ValidationError, AttributeError, IndexError,
+                TypeError) as exc:
+            error = TransientBackendError(
+                f"{self.base_url} sent a malformed chat completion ({type(exc).__name__})."
+            )
+        if error is not None:
+            # Raised outside the except block: the client's exception (whose request carries
+            # the Authorization header) must not ride along as __context__.
+            raise error
+        return Completion(
+            text=text,
+            tokens_in=usage.prompt_tokens if usage else None,
+            tokens_out=usage.completion_tokens if usage else None,
+            latency_s=time.perf_counter() - started,
+            model_identity=identity,
+            ignored_params=ignored,
+        )
+
+    async def preflight(self) -> None:
+        """Fail fast, before anything is written, when the server or key cannot work."""
+        client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_S)
+        error: Exception | None = None
+        try:
+            page = await client.models.list()
+        except openai.APIConnectionError:
+            error = FatalBackendError(
+                f"Cannot reach the OpenAI-compatible server at {self.base_url}; start it or set "
+                "OPENAI_BASE_URL to the right address."
+            )
+        except openai.NotFoundError as exc:
+            if not self.official:
+                return  # some compatible servers have no /models; the first chat will tell
+            error = self._map_error(exc)
+        except openai.OpenAIError as exc:
+            error = self._map_error(exc)
+        if error is not None:
+            raise error if isinstance(error, FatalBackendError) else FatalBackendError(str(error))
+        if self.official and self.model not in {m.id for m in page.data}:
+            raise FatalBackendError(
+                f"Model '{self.model}' is not available at {self.base_url} for this "
+                "OPENAI_API_KEY; check the model name."
+            )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _map_error(self, exc: Exception) -> Exception:
+        where = self.base_url
+        if isinstance(exc, openai.AuthenticationError):
+            return FatalBackendError(
+                f"{where} rejected the API key (HTTP 401); set OPENAI_API_KEY to a valid key."
+            )
+        if isinstance(exc, openai.PermissionDeniedError):
+            return FatalBackendError(
+                f"{where} refused access to model '{self.model}' (HTTP 403); check that the "
+                "OPENAI_API_KEY project may use it."
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return FatalBackendError(
+                f"Model '{self.model}' was not found at {where} (HTTP 404); check the model "
+                "name or OPENAI_BASE_URL."
+            )
+        if isinstance(exc, openai.RateLimitError):
+            if getattr(exc, "code", None) == "insufficient_quota":
+                return FatalBackendError(
+                    f"{where} says the account behind OPENAI_API_KEY has no quota left (HTTP 429)."
+                )
+            return RateLimitedError(
+                f"{where} is rate limiting requests (HTTP 429).",
+                retry_after=parse_retry_after(exc.response.headers),
+            )
+        if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+            return FatalBackendError(
+                f"{where} rejected the request for model '{self.model}' "
+                f"(HTTP {exc.status_code}): {self._scrub(exc.message)}"
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return TransientBackendError(f"{where} did not answer within {self.timeout:g} s.")
+        if isinstance(exc, openai.APIConnectionError):
+            return TransientBackendError(f"Connection to {where} failed or was reset.")
+        if isinstance(exc, openai.APIResponseValidationError):
+            return TransientBackendError(f"{where} sent a malformed chat completion.")
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            if status >= 500 or status in (408, 409):
+                return TransientBackendError(f"{where} answered with server error HTTP {status}.")
+            return FatalBackendError(
+                f"{where} refused the request (HTTP {status}): {self._scrub(exc.message)}"
+            )
+        return TransientBackendError(f"Call to {where} failed ({type(exc).__name__}).")
+
+    def _scrub(self, text: str) -> str:
+        """Server text may quote the key back; never let it into our messages."""
+        text = str(text)
+        if self._key and self._key != PLACEHOLDER_KEY:
+            text = text.replace(self._key, "***")
+        return text[:300]
+
+
+def create_backend(name: str, base_url: str | None = None, **kw: Any) -> OpenAIBackend:
+    """Registry factory for `openai:NAME`."""
+    return OpenAIBackend(name, base_url=base_url, api_key=kw.get("api_key"),
+                         timeout=kw.get("timeout", 120.0))

@@ -1,0 +1,58 @@
+"""Per-session log folders (INFO and DEBUG) behind a filter that removes secrets."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+
+SECRET_VARIABLES = ("OPENAI_API_KEY", "DB_PASSWORD", "MONGODB_URI", "HF_TOKEN", "ANTHROPIC_API_KEY")
+URI_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@", re.I)
+API_KEY = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,})")
+BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]+")
+
+
+def redact(text: str) -> str:
+    """Remove passwords in URIs, API keys, bearer tokens and the values of secret variables."""
+    text = URI_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
+    text = API_KEY.sub("***", text)
+    text = BEARER.sub(r"\1***", text)
+    for name in SECRET_VARIABLES:
+        value = os.environ.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        record.msg, record.args = cleaned, None
+        return True
+
+
+def start_session_logs(base: Path) -> Path | None:
+    """Create `base/<timestamp>_<pid>/` with info.log and debug.log; None if not writable."""
+    folder = base / f"{datetime.now():%Y-%m-%dT%H-%M-%S}_{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name, level in (("info.log", logging.INFO), ("debug.log", logging.DEBUG)):
+        handler = logging.FileHandler(folder / name, encoding="utf-8", delay=True)
+        handler.setLevel(level)
+        handler.setFormatter(fmt)
+        handler.addFilter(RedactingFilter())
+        root.addHandler(handler)
+    for noisy in ("httpx", "httpcore", "openai", "urllib3", "pymongo", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return folder

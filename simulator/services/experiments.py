@@ -1,0 +1,163 @@
+"""Experiment operations shared by the commands and the interactive menus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from simulator.domain.experiment import Experiment
+from simulator.domain.yaml_io import dump_yaml, load_model, validate_model
+from simulator.errors import UserError
+from simulator.prompting.assembly import render_all
+from simulator.store.repositories.experiments import to_model
+from simulator.store.store import Store
+
+KIND = "experiment"
+
+
+@dataclass
+class ExperimentView:
+    """An experiment as one user sees it: content, plus owner, times and their favourite flag."""
+
+    id: str
+    owner: str
+    experiment: Experiment
+    created_at: object
+    updated_at: object
+    duplicated_from: str | None
+    version: str
+
+    def summary(self) -> dict:
+        return {
+            "id": self.id,
+            "name": self.experiment.name,
+            "owner": self.owner,
+            "note": self.experiment.note,
+            "favourite": self.experiment.favourite,
+            "roles": [r.name for r in self.experiment.roles],
+            "llms": [llm.model for llm in self.experiment.llms],
+            "created_at": _iso(self.created_at),
+            "updated_at": _iso(self.updated_at),
+            "duplicated_from": self.duplicated_from,
+            "version": self.version,
+        }
+
+    def to_json(self) -> dict:
+        return {**self.summary(), "experiment": self.experiment.model_dump(mode="json")}
+
+
+def _iso(moment: object) -> str | None:
+    return moment.isoformat(timespec="milliseconds") + "Z" if moment else None
+
+
+def _view(store: Store, doc: dict, user: str) -> ExperimentView:
+    favourite = store.users.is_favourite(user, KIND, doc["_id"])
+    return ExperimentView(
+        id=doc["_id"],
+        owner=doc["owner"],
+        experiment=to_model(doc, favourite),
+        created_at=doc["created_at"],
+        updated_at=doc["updated_at"],
+        duplicated_from=doc.get("duplicated_from"),
+        version=doc["version"],
+    )
+
+
+def create(store: Store, experiment: Experiment, user: str, duplicated_from: str | None = None) -> ExperimentView:
+    store.users.ensure(user)
+    doc = store.experiments.create(experiment, user, duplicated_from)
+    if experiment.favourite:
+        store.users.set_favourite(user, KIND, doc["_id"], True)
+    return _view(store, doc, user)
+
+
+def import_yaml(store: Store, path: str | Path, user: str) -> ExperimentView:
+    """Validate the whole file first; only a valid experiment is written."""
+    experiment = load_model(path, Experiment, "experiment")
+    return create(store, experiment, user)
+
+
+def get(store: Store, experiment_id: str, user: str) -> ExperimentView:
+    return _view(store, store.experiments.get(experiment_id), user)
+
+
+def list_views(store: Store, user: str, mine: bool = False, favourites: bool = False) -> list[ExperimentView]:
+    """Favourites first, then newest first."""
+    docs = store.experiments.list(owner=user if mine else None)
+    starred = store.users.favourites(user, KIND)
+    if favourites:
+        docs = [d for d in docs if d["_id"] in starred]
+    docs.sort(key=lambda d: (d["_id"] not in starred, -d["created_at"].timestamp()))
+    views = []
+    for doc in docs:
+        views.append(
+            ExperimentView(doc["_id"], doc["owner"], to_model(doc, doc["_id"] in starred),
+                           doc["created_at"], doc["updated_at"], doc.get("duplicated_from"),
+                           doc["version"])
+        )
+    return views
+
+
+def export_yaml(store: Store, experiment_id: str, user: str) -> str:
+    view = get(store, experiment_id, user)
+    return dump_yaml(view.experiment.model_dump(mode="json", exclude_none=True))
+
+
+def duplicate(
+    store: Store, experiment_id: str, user: str, name: str | None = None, changes: dict | None = None
+) -> ExperimentView:
+    """Anyone may duplicate; the copy belongs to `user` and remembers where it came from."""
+    source = get(store, experiment_id, user)
+    data = source.experiment.model_dump(mode="json")
+    data["favourite"] = False
+    data["name"] = name or f"{source.experiment.name} (copy)"
+    data.update(changes or {})
+    experiment = validate_model(data, Experiment, "experiment")
+    return create(store, experiment, user, duplicated_from=experiment_id)
+
+
+def update(
+    store: Store, experiment_id: str, user: str, note: str | None = None, favourite: bool | None = None
+) -> ExperimentView:
+    """The note is the owner's; the favourite flag is each user's own, so anyone may set theirs."""
+    if note is not None:
+        if len(note) > 2000:
+            raise UserError("the note is longer than 2000 characters", field="note", fix="shorten it")
+        store.experiments.update_note(experiment_id, user, note)
+    else:
+        store.experiments.get(experiment_id)
+    if favourite is not None:
+        store.users.ensure(user)
+        store.users.set_favourite(user, KIND, experiment_id, favourite)
+    return get(store, experiment_id, user)
+
+
+def delete(store: Store, experiment_id: str, user: str) -> None:
+    store.experiments.require_owner(experiment_id, user, "delete")
+    store.experiments.delete(experiment_id, user)
+    store.users.forget_target(KIND, experiment_id)
+
+
+def parse_counts(text: str, experiment: Experiment, field: str = "--render") -> dict[str, int]:
+    """'guard=2,prisoner=1' -> {'Guard': 2, 'Prisoner': 1}; every role must be known, counts >= 1."""
+    counts: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        try:
+            role = experiment.role(name)
+        except KeyError as exc:
+            raise UserError(str(exc.args[0]), field=field, fix="use ROLE=COUNT with the experiment's role names") from None
+        if not sep or not value.strip().isdigit() or int(value) < 1:
+            raise UserError(
+                f"{part!r} needs a whole number of agents of at least 1",
+                field=field,
+                fix=f"write e.g. {role.name.lower()}=1",
+            )
+        counts[role.name] = int(value)
+    for role in experiment.roles:
+        counts.setdefault(role.name, 1)
+    return counts
+
+
+def render(view: ExperimentView, counts: dict[str, int]) -> dict[str, str]:
+    return render_all(view.experiment, counts)

@@ -1,0 +1,132 @@
+"""Where settings come from: flags, then environment, then `.env`, then defaults.
+
+Flags are handled by click (each option has a `SIM_*` env var); this module resolves what the
+store and the user need from the environment, which `.env` has been loaded into without
+overriding anything already set.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote_plus, unquote, urlsplit
+
+import platformdirs
+from dotenv import find_dotenv, load_dotenv
+
+from simulator.errors import UserError
+
+APP_NAME = "llm-sim"
+DEFAULT_DB_NAME = "llm_simulator"
+MONGO_SCHEMES = ("mongodb://", "mongodb+srv://")
+
+
+def load_env_file() -> str | None:
+    """Load `.env` from the working directory (or a parent); real environment values win."""
+    path = find_dotenv(usecwd=True)
+    if path:
+        load_dotenv(path, override=False)
+    return path or None
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("SIM_DATA_DIR") or platformdirs.user_data_dir(APP_NAME))
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("SIM_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME))
+
+
+def log_dir() -> Path:
+    return Path(os.environ.get("SIM_LOG_DIR") or "logs")
+
+
+def default_store_path() -> Path:
+    return data_dir() / "store"
+
+
+def db_name() -> str:
+    return os.environ.get("SIM_DB_NAME") or DEFAULT_DB_NAME
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    """A resolved database location and the variable a user should fix if it is wrong."""
+
+    uri: str
+    source: str  # "--db/SIM_DB", "MONGODB_URI", "DB_CLUSTER_URL", "default"
+    username: str | None = None
+
+
+def resolve_database(flag_value: str | None = None, password: str | None = None) -> DatabaseTarget:
+    """Pick the database: --db/SIM_DB, MONGODB_URI, DB_USER+DB_PASSWORD+DB_CLUSTER_URL, default."""
+    if flag_value:
+        return DatabaseTarget(flag_value, "--db/SIM_DB", uri_username(flag_value))
+    if os.environ.get("MONGODB_URI"):
+        uri = os.environ["MONGODB_URI"]
+        return DatabaseTarget(uri, "MONGODB_URI", uri_username(uri))
+    cluster = os.environ.get("DB_CLUSTER_URL")
+    if cluster:
+        user = os.environ.get("DB_USER")
+        secret = password if password is not None else os.environ.get("DB_PASSWORD")
+        uri = build_cluster_uri(cluster, user, secret)
+        return DatabaseTarget(uri, "DB_CLUSTER_URL", uri_username(uri))
+    return DatabaseTarget(str(default_store_path()), "default")
+
+
+def build_cluster_uri(cluster: str, user: str | None, password: str | None) -> str:
+    """The reference tool's DB_USER/DB_PASSWORD/DB_CLUSTER_URL, escaped properly.
+
+    DB_CLUSTER_URL may be a bare host (Atlas-style `cluster0.x.mongodb.net` -> mongodb+srv,
+    `host:port` or localhost -> mongodb) or a full URL, into which the credentials are inserted.
+    """
+    cluster = cluster.strip()
+    if cluster.startswith(MONGO_SCHEMES):
+        scheme, rest = cluster.split("://", 1)
+        scheme += "://"
+    else:
+        host = cluster.split("/", 1)[0]
+        local = host.split(":")[0] in {"localhost", "127.0.0.1", "::1"}
+        scheme = "mongodb://" if (":" in host or local) else "mongodb+srv://"
+        rest = cluster
+    if "@" in rest.split("/", 1)[0]:
+        return scheme + rest  # credentials already present in the URL
+    if user and password is None:
+        raise UserError(
+            "DB_USER is set but DB_PASSWORD is not",
+            field="DB_PASSWORD",
+            fix="set DB_PASSWORD in the environment or .env, or run the interactive menu to be "
+            "asked for it",
+        )
+    creds = f"{quote_plus(user)}:{quote_plus(password or '')}@" if user else ""
+    return scheme + creds + rest
+
+
+def uri_username(uri: str) -> str | None:
+    if not uri.startswith(MONGO_SCHEMES):
+        return None
+    netloc = urlsplit(uri).netloc
+    if "@" not in netloc:
+        return None
+    return unquote(netloc.rsplit("@", 1)[0].split(":", 1)[0]) or None
+
+
+def redact_uri(uri: str) -> str:
+    """The URI with any password replaced, safe to show or log."""
+    if not uri.startswith(MONGO_SCHEMES):
+        return uri
+    scheme, rest = uri.split("://", 1)
+    netloc, slash, tail = rest.partition("/")
+    if "@" in netloc:
+        creds, host = netloc.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        netloc = f"{user}:***@{host}" if ":" in creds else f"{user}@{host}"
+    return f"{scheme}://{netloc}{slash}{tail}"
+
+
+def uri_hosts(uri: str) -> str:
+    if not uri.startswith(MONGO_SCHEMES):
+        return uri
+    netloc = urlsplit(uri).netloc
+    return netloc.rsplit("@", 1)[-1]

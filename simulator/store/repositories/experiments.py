@@ -1,0 +1,91 @@
+"""Experiments in the store: content, owner, times, lineage. Owns every experiment query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError
+
+from simulator.domain.experiment import Experiment
+from simulator.domain.ids import content_hash, new_id
+from simulator.errors import NotFound, PermissionRefused
+from simulator.store.clock import now
+
+SCHEMA_VERSION = 1
+SPEC_FIELDS = ("starting_message", "llms", "roles", "shared_sections", "summarizer_sections")
+
+
+def experiment_version(experiment: Experiment) -> str:
+    """Hash of everything that shapes a conversation (not name, note or favourite)."""
+    return content_hash(experiment.model_dump(mode="json", include=set(SPEC_FIELDS)))
+
+
+class ExperimentsRepository:
+    def __init__(self, db: Any):
+        self._col = db.experiments
+
+    def ensure_indexes(self) -> None:
+        self._col.create_index([("owner", 1)])
+        self._col.create_index([("created_at", -1)])
+
+    def create(self, experiment: Experiment, owner: str, duplicated_from: str | None = None) -> dict:
+        moment = now()
+        spec = experiment.model_dump(mode="json", include=set(SPEC_FIELDS))
+        for _ in range(8):
+            doc = {
+                "_id": new_id("exp"),
+                "schema_version": SCHEMA_VERSION,
+                "name": experiment.name,
+                "note": experiment.note,
+                "owner": owner,
+                "created_at": moment,
+                "updated_at": moment,
+                "duplicated_from": duplicated_from,
+                "version": experiment_version(experiment),
+                "spec": spec,
+            }
+            try:
+                self._col.insert_one(doc)
+                return doc
+            except DuplicateKeyError:
+                continue
+        raise RuntimeError("could not allocate a unique experiment id")
+
+    def get(self, experiment_id: str) -> dict:
+        doc = self._col.find_one({"_id": experiment_id})
+        if doc is None:
+            raise NotFound(
+                f"no experiment with id {experiment_id!r}",
+                fix="run 'llm-sim experiment list' to see the ids",
+            )
+        return doc
+
+    def list(self, owner: str | None = None) -> list[dict]:
+        query = {"owner": owner} if owner else {}
+        return list(self._col.find(query).sort("created_at", -1))
+
+    def update_note(self, experiment_id: str, actor: str, note: str) -> dict:
+        doc = self.require_owner(experiment_id, actor, "update")
+        self._col.update_one({"_id": experiment_id}, {"$set": {"note": note, "updated_at": now()}})
+        return {**doc, "note": note}
+
+    def delete(self, experiment_id: str, actor: str) -> None:
+        self.require_owner(experiment_id, actor, "delete")
+        self._col.delete_one({"_id": experiment_id})
+
+    def require_owner(self, experiment_id: str, actor: str, action: str) -> dict:
+        doc = self.get(experiment_id)
+        if doc["owner"] != actor:
+            raise PermissionRefused(
+                f"experiment {experiment_id} belongs to {doc['owner']!r}; only its owner may "
+                f"{action} it (you are {actor!r})",
+                fix=f"ask {doc['owner']} or duplicate it with 'llm-sim experiment duplicate "
+                f"{experiment_id}' and change your copy",
+            )
+        return doc
+
+
+def to_model(doc: dict, favourite: bool = False) -> Experiment:
+    """Rebuild the validated model from a stored document."""
+    data = {"name": doc["name"], "note": doc.get("note", ""), "favourite": favourite, **doc["spec"]}
+    return Experiment.model_validate(data)

@@ -1,0 +1,51 @@
+"""Users and their favourites. A user is a name; no password is ever stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError
+
+from simulator.store.clock import now
+
+SCHEMA_VERSION = 1
+
+
+class UsersRepository:
+    def __init__(self, db: Any):
+        self._users = db.users
+        self._favourites = db.favourites
+
+    def ensure_indexes(self) -> None:
+        self._favourites.create_index([("user", 1), ("kind", 1)])
+
+    def ensure(self, name: str) -> None:
+        """Record a user the first time they act; later calls change nothing."""
+        try:
+            self._users.insert_one({"_id": name, "created_at": now(), "schema_version": SCHEMA_VERSION})
+        except DuplicateKeyError:
+            pass
+
+    def list(self) -> list[dict]:
+        return list(self._users.find().sort("_id", 1))
+
+    def set_favourite(self, user: str, kind: str, target_id: str, favourite: bool) -> None:
+        key = f"{user}|{kind}|{target_id}"
+        if favourite:
+            doc = {"_id": key, "user": user, "kind": kind, "target": target_id, "created_at": now(),
+                   "schema_version": SCHEMA_VERSION}
+            try:
+                self._favourites.insert_one(doc)
+            except DuplicateKeyError:
+                pass
+        else:
+            self._favourites.delete_one({"_id": key})
+
+    def favourites(self, user: str, kind: str) -> set[str]:
+        return {d["target"] for d in self._favourites.find({"user": user, "kind": kind})}
+
+    def is_favourite(self, user: str, kind: str, target_id: str) -> bool:
+        return self._favourites.find_one({"_id": f"{user}|{kind}|{target_id}"}) is not None
+
+    def forget_target(self, kind: str, target_id: str) -> None:
+        self._favourites.delete_many({"kind": kind, "target": target_id})

@@ -1,0 +1,38 @@
+"""The store: one open database, its indexes and migrations, and the repositories on top."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.store.database import Connection, open_database
+from simulator.store.migrations import migrate
+from simulator.store.repositories.experiments import ExperimentsRepository
+from simulator.store.repositories.users import UsersRepository
+
+
+@dataclass
+class Store:
+    connection: Connection
+    users: UsersRepository
+    experiments: ExperimentsRepository
+
+    @property
+    def db(self):
+        return self.connection.db
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def open_store(connection: Connection) -> Store:
+    """Wrap a connection: create indexes (idempotent) and apply pending migrations."""
+    db = connection.db
+    store = Store(connection, UsersRepository(db), ExperimentsRepository(db))
+    for repo in (store.users, store.experiments):
+        repo.ensure_indexes()
+    migrate(db)
+    return store
+
+
+def open_store_uri(uri: str, db_name: str = "llm_simulator") -> Store:
+    return open_store(open_database(uri, db_name))

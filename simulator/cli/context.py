@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from simulator.identity import fallback_user, resolve_user
-from simulator.settings import DatabaseTarget, db_name, resolve_database
+from simulator.settings import DatabaseTarget, db_name, db_timeout_ms, resolve_database
 from simulator.store.database import open_target
 from simulator.store.store import Store, open_store
 
@@ -54,7 +54,9 @@ class AppContext:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = open_store(open_target(self.target, self.db_name or db_name()))
+            self._store = open_store(
+                open_target(self.target, self.db_name or db_name(), db_timeout_ms())
+            )
         return self._store
 
     @property

@@ -90,9 +90,10 @@ class HFBackend:
         start = time.perf_counter()
         if not messages:
             raise FatalBackendError("The hf backend was called with no messages.")
-        prompt_ids = await asyncio.to_thread(self._encode, messages)
-        loaded = self._loaded
-        assert loaded is not None
+        loaded = self._loaded or await asyncio.to_thread(self._load)
+        # Encoding stays on the loop (about a millisecond): concurrent callers then reach the
+        # queue together and share one batch instead of trickling in from worker threads.
+        prompt_ids = self._encode(loaded, messages)
         _, ignored = _plan(params, loaded.default_do_sample)
         request = BatchRequest(prompt_ids, group_key=_group_key(params), options=params)
         result: _Generated = await self.batcher.submit(request)
@@ -120,8 +121,7 @@ class HFBackend:
                 self._loaded = _load_model(self.model, self.device)
             return self._loaded
 
-    def _encode(self, messages: list[ChatMessage]) -> list[int]:
-        loaded = self._load()
+    def _encode(self, loaded: _Loaded, messages: list[ChatMessage]) -> list[int]:
         with self._tokenizer_lock:
             text = loaded.tokenizer.apply_chat_template(
                 list(messages), tokenize=False, add_generation_prompt=True
@@ -170,8 +170,10 @@ def _load_model(path_or_id: str, device: str) -> _Loaded:
     hf_logging.disable_progress_bar()  # the core never prints; the CLI shows its own progress
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=offline)
+        # The checkpoint's own dtype on a GPU; float32 on the CPU, where half precision crawls.
+        dtype = "auto" if device.startswith("cuda") else torch.float32
         model = AutoModelForCausalLM.from_pretrained(
-            source, local_files_only=offline, **{_DTYPE_KW: "auto"}
+            source, local_files_only=offline, **{_DTYPE_KW: dtype}
         )
     except (OSError, ValueError) as exc:
         hint = " (HF_HUB_OFFLINE is set, so only cached models load)" if offline else ""
@@ -266,6 +268,7 @@ def create_backend(name: str, base_url: str | None = None, **kw: Any) -> HFBacke
     """Registry factory: `name` is the path or hub id after `hf:`; `kw` are HFBackend options."""
     if base_url is not None:
         raise FatalBackendError("hf models run in this process; a base URL does not apply.")
+    kw.pop("on_pull_progress", None)  # nothing is pulled: the model is local files
     path_or_id = name.removeprefix("hf:")
     if not path_or_id:
         raise FatalBackendError("hf: needs a model folder or hub id, e.g. 'hf:/models/my-model'.")

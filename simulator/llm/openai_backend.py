@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlparse
 
@@ -25,6 +24,7 @@ from simulator.llm.base import (
     RateLimitedError,
     TransientBackendError,
 )
+from simulator.llm.retry import parse_retry_after
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, not a real one
@@ -38,29 +38,6 @@ def resolve_base_url(base_url: str | None) -> str:
 
 def is_official(base_url: str) -> bool:
     return (urlparse(base_url).hostname or "").lower() == "api.openai.com"
-
-
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds from `retry-after-ms` / `Retry-After` (number or HTTP date), None if absent."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 class OpenAIBackend:
@@ -161,11 +138,22 @@ class OpenAIBackend:
                 "OPENAI_BASE_URL to the right address."
             )
         except openai.NotFoundError as exc:
-            if not self.official:
-                return  # some compatible servers have no /models; the first chat will tell
-            error = self._map_error(exc)
+            if self.official:
+                error = self._map_error(exc)
+            elif self.base_url.endswith("/v1"):
+                return  # a few compatible servers lack /models; the first chat will tell
+            else:
+                error = FatalBackendError(
+                    f"{self.base_url}/models does not exist (HTTP 404); check OPENAI_BASE_URL "
+                    "(OpenAI-compatible servers usually serve it under /v1)."
+                )
         except openai.OpenAIError as exc:
             error = self._map_error(exc)
+        except (json.JSONDecodeError, pydantic.ValidationError, AttributeError, TypeError):
+            error = FatalBackendError(
+                f"The server at {self.base_url} does not answer like an OpenAI-compatible API; "
+                "check OPENAI_BASE_URL (it usually ends in /v1)."
+            )
         if error is not None:
             raise error if isinstance(error, FatalBackendError) else FatalBackendError(str(error))
         if self.official and self.model not in {m.id for m in page.data}:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import inflect
-
 if TYPE_CHECKING:
+    import inflect
+
     from simulator.domain.experiment import Experiment, Role
 
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]*)>")
@@ -26,6 +26,24 @@ POSSESSIVE_PRONOUNS = {"he": "his", "she": "her", "it": "its", "they": "their"}
 
 @lru_cache(maxsize=1)
 def _inflect() -> inflect.engine:
+    """inflect, imported without typeguard's instrumentation.
+
+    inflect decorates its engine with typeguard's `@typechecked`, which re-parses inflect's
+    source 23 times at import (1.7 s on every CLI start). The checks are a debugging aid, so
+    the decorator is swapped for the identity while inflect is imported; behaviour is unchanged.
+    """
+    import typeguard
+
+    original = typeguard.typechecked
+
+    def passthrough(target=None, **_options):
+        return target if target is not None else (lambda inner: inner)
+
+    typeguard.typechecked = passthrough
+    try:
+        import inflect
+    finally:
+        typeguard.typechecked = original
     return inflect.engine()
 
 

@@ -9,6 +9,7 @@ from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import dump_yaml, load_model, validate_model
 from simulator.errors import UserError
 from simulator.prompting.assembly import render_all
+from simulator.store.clock import as_datetime
 from simulator.store.repositories.experiments import to_model
 from simulator.store.store import Store
 
@@ -56,8 +57,8 @@ def _view(store: Store, doc: dict, user: str) -> ExperimentView:
         id=doc["_id"],
         owner=doc["owner"],
         experiment=to_model(doc, favourite),
-        created_at=doc["created_at"],
-        updated_at=doc["updated_at"],
+        created_at=as_datetime(doc["created_at"]),
+        updated_at=as_datetime(doc["updated_at"]),
         duplicated_from=doc.get("duplicated_from"),
         version=doc["version"],
     )
@@ -87,12 +88,13 @@ def list_views(store: Store, user: str, mine: bool = False, favourites: bool = F
     starred = store.users.favourites(user, KIND)
     if favourites:
         docs = [d for d in docs if d["_id"] in starred]
-    docs.sort(key=lambda d: (d["_id"] not in starred, -d["created_at"].timestamp()))
+    docs.sort(key=lambda d: (d["_id"] not in starred, -as_datetime(d["created_at"]).timestamp()))
     views = []
     for doc in docs:
         views.append(
             ExperimentView(doc["_id"], doc["owner"], to_model(doc, doc["_id"] in starred),
-                           doc["created_at"], doc["updated_at"], doc.get("duplicated_from"),
+                           as_datetime(doc["created_at"]), as_datetime(doc["updated_at"]),
+                           doc.get("duplicated_from"),
                            doc["version"])
         )
     return views

@@ -110,7 +110,7 @@ class StubLLMServer:
         self._server = _Server((self._host, self._port), _Handler)
         self._server.stub = self
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self._thread.start()
         return self

@@ -12,11 +12,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from simulator.domain.params import GenerationParams  # noqa: E402
-from simulator.llm.base import FatalBackendError  # noqa: E402
-from simulator.llm.hf_backend import HFBackend, _plan, create_backend  # noqa: E402
+from simulator.domain.params import GenerationParams
+from simulator.llm.base import FatalBackendError
+from simulator.llm.hf_backend import HFBackend, _plan, create_backend
 
-from .tiny_models import build_tiny_model  # noqa: E402
+from .tiny_models import build_tiny_model
 
 HELLO = [{"role": "user", "content": "hello bob"}]
 
@@ -133,3 +133,25 @@ async def test_uncached_hub_id_offline_is_fatal() -> None:
 def test_base_url_does_not_apply(model_dir: Path) -> None:
     with pytest.raises(FatalBackendError):
         create_backend(str(model_dir), base_url="http://localhost:1")
+
+
+async def test_batcher_splits_groups_and_fails_a_batch_as_a_whole() -> None:
+    from simulator.llm.hf_batcher import BatchRequest, DynamicBatcher
+
+    seen: list[int] = []
+
+    def run_batch(requests: list[BatchRequest]) -> list[int]:
+        seen.append(len(requests))
+        if requests[0].group_key == "bad":
+            raise RuntimeError("boom")
+        return [sum(r.prompt_ids) for r in requests]
+
+    batcher = DynamicBatcher(run_batch, batch_wait_ms=20, max_batch_size=3)
+    good = [batcher.submit(BatchRequest([i, 1], group_key="ok")) for i in range(5)]
+    bad = [batcher.submit(BatchRequest([i], group_key="bad")) for i in range(2)]
+    results = await asyncio.gather(*good, *bad, return_exceptions=True)
+    assert results[:5] == [1, 2, 3, 4, 5]
+    assert all(isinstance(r, RuntimeError) for r in results[5:])
+    assert sum(seen) == 7 and max(seen) == 3 and len(seen) < 7  # batched, never over the cap
+    assert batcher.requests_served == 5
+    await batcher.aclose()

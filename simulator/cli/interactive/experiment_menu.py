@@ -1,0 +1,181 @@
+"""What can be done with one selected experiment.
+
+The menu is built from `ENTRIES`, a list of (label, handler) pairs, so later features
+(performing conversations, browsing them) append an entry instead of editing this loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from simulator.cli.context import AppContext
+from simulator.cli.interactive import prompts as ask
+from simulator.cli.interactive.create import STEPS, preview
+from simulator.cli.interactive.draft import Draft
+from simulator.cli.render import experiment_detail
+from simulator.errors import UserError
+from simulator.services import experiments as service
+from simulator.services.experiments import ExperimentView
+
+BACK = "back"
+# A handler gets the app and the current view; it returns None to stay on this experiment,
+# BACK to leave the menu (e.g. after deleting it), or another experiment id to switch to.
+Handler = Callable[[AppContext, ExperimentView], str | None]
+
+
+@dataclass
+class MenuEntry:
+    label: str
+    handler: Handler
+    key: str | None = None  # shortcut key; None picks a free digit
+
+
+def show(app: AppContext, view: ExperimentView) -> None:
+    app.console.print(experiment_detail(view))
+
+
+def export(app: AppContext, view: ExperimentView) -> None:
+    """Write the same YAML as `llm-sim experiment export -o PATH`."""
+    slug = re.sub(r"[^a-z0-9]+", "_", view.experiment.name.lower()).strip("_") or view.id
+    path = Path(ask.ask_required("Export to which YAML file?", f"{slug}.yaml")).expanduser()
+    if path.exists() and not ask.confirm(f"{path} exists. Overwrite it?", default=False):
+        app.console.print("Nothing exported.")
+        return
+    text = service.export_yaml(app.store, view.id, app.user)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(
+            f"cannot write {path} ({exc.strerror})", fix="choose a writable path"
+        ) from None
+    app.console.print(f"Exported {view.id} to {path}.", markup=False)
+
+
+def update(app: AppContext, view: ExperimentView) -> None:
+    """The favourite flag is each user's own; the note only its owner may change."""
+    exp = view.experiment
+    favourite = ask.confirm("Mark as one of your favourites?", default=exp.favourite)
+    note = None
+    if view.owner == app.user:
+        note = ask.text("Note", exp.note)
+    else:
+        app.console.print(f"Only its owner {view.owner} may change the note.", markup=False)
+    if favourite == exp.favourite and note in (None, exp.note):
+        app.console.print("Nothing changed.")
+        return
+    service.update(
+        app.store, view.id, app.user,
+        note=None if note == exp.note else note,
+        favourite=None if favourite == exp.favourite else favourite,
+    )
+    app.console.print(f"Updated {view.id}.")
+
+
+def delete(app: AppContext, view: ExperimentView) -> str | None:
+    if view.owner != app.user:
+        app.console.print(
+            f"Experiment {view.id} belongs to {view.owner}; only its owner may delete it. "
+            "You can duplicate it instead.", markup=False,
+        )
+        return None
+    if not ask.confirm(f"Delete {view.id} ({view.experiment.name})?", default=False):
+        app.console.print("Nothing deleted.")
+        return None
+    service.delete(app.store, view.id, app.user)
+    app.console.print(f"Deleted {view.id}.")
+    return BACK
+
+
+COPY_FIELDS = (
+    "starting_message", "llms", "roles", "shared_sections", "summarizer_sections", "note"
+)
+
+
+def duplicate(app: AppContext, view: ExperimentView) -> str | None:
+    """Copy into one the user owns, after changing any answers the creation flow asks."""
+    draft = Draft.from_experiment(view.experiment)
+    draft.name = f"{view.experiment.name} (copy)"
+    edits = [(key, STEPS[key]) for key in
+             ("name", "starting_message", "llms", "sections", "roles", "summarizer", "contents",
+              "note")]
+    keys = "nmlsruco"
+    current = "save"
+    while True:
+        choices = [
+            (f"Change: {label}", key, k) for (key, (label, _)), k in zip(edits, keys, strict=True)
+        ]
+        choices += [("Preview the prompts", "preview", "p"), ("Save the copy", "save", "v"),
+                    ("Cancel", "cancel", "q")]
+        picked = ask.select(f"Duplicate of {view.id} as {draft.name!r}", choices, default=current)
+        current = "save"
+        if picked == "cancel":
+            app.console.print("Nothing copied.")
+            return None
+        if picked == "preview":
+            _preview(app, draft)
+        elif picked != "save":
+            STEPS[picked][1](draft, True)
+        else:
+            data = draft.to_data()
+            try:
+                copy = service.duplicate(
+                    app.store, view.id, app.user, name=draft.name,
+                    changes={key: data[key] for key in COPY_FIELDS},
+                )
+            except UserError as error:
+                ask.show_error(error)
+                current = draft.blame(error.render())[0]
+                continue
+            app.console.print(
+                f"Created copy {copy.id} ({copy.experiment.name}); now showing your copy.",
+                markup=False,
+            )
+            return copy.id
+
+
+def _preview(app: AppContext, draft: Draft) -> None:
+    from simulator.domain.experiment import Experiment
+    from simulator.domain.yaml_io import validate_model
+
+    try:
+        preview(app, validate_model(draft.to_data(), Experiment, "experiment"))
+    except UserError as error:
+        ask.show_error(error)
+
+
+ENTRIES: list[MenuEntry] = [
+    MenuEntry("Show", show, "s"),
+    MenuEntry("Duplicate and update", duplicate, "d"),
+    MenuEntry("Update (favourite, note)", update, "u"),
+    MenuEntry("Export to YAML", export, "e"),
+    MenuEntry("Delete", delete, "x"),
+]
+
+
+def run_experiment_menu(app: AppContext, experiment_id: str) -> None:
+    """Loop until Back (or Ctrl-C at this menu); Ctrl-C inside an entry returns here."""
+    while True:
+        view = service.get(app.store, experiment_id, app.user)
+        star = " ★" if view.experiment.favourite else ""
+        choices = [(e.label, e, e.key) for e in ENTRIES] + [("Back", BACK, "b")]
+        try:
+            picked = ask.select(f"Experiment {view.id}: {view.experiment.name}{star}", choices)
+        except ask.Cancelled:
+            return
+        if picked == BACK:
+            return
+        try:
+            outcome = picked.handler(app, view)
+        except (ask.Cancelled, KeyboardInterrupt):
+            app.console.print("Cancelled.")
+            continue
+        except UserError as error:
+            ask.show_error(error)
+            continue
+        if outcome == BACK:
+            return
+        if outcome:
+            experiment_id = outcome

@@ -1,0 +1,132 @@
+"""Choosing an experiment's LLMs and their sampling parameters.
+
+Model strings and parameter values are checked by the domain's own validators
+(`check_model_string`, `GenerationParams`), so the menu can never accept what a YAML import
+would reject; bounds shown in the prompts are read from the same model.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from simulator.cli.interactive import prompts as ask
+from simulator.domain.model_strings import check_model_string
+from simulator.domain.params import GenerationParams
+
+PARAMS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+EXAMPLES = "e.g. local:smollm2, ollama:llama3, openai:gpt-4o-mini, hf:PATH, mock:NAME"
+
+
+def bounds(name: str) -> str:
+    """'0–2' or 'above 0, up to 1', from the field's constraints."""
+    low = high = None
+    strict = False
+    for rule in GenerationParams.model_fields[name].metadata:
+        if hasattr(rule, "ge"):
+            low = rule.ge
+        elif hasattr(rule, "gt"):
+            low, strict = rule.gt, True
+        elif hasattr(rule, "le"):
+            high = rule.le
+    def show(value: float | int | None) -> str:
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    if strict:
+        return f"above {show(low)}, up to {show(high)}"
+    return f"{show(low)}–{show(high)}"
+
+
+def param_problem(name: str, value: object) -> str | None:
+    try:
+        GenerationParams(**{name: value})
+    except ValidationError as exc:
+        return f"{name}: {exc.errors()[0]['msg']}"
+    return None
+
+
+def ask_param(name: str, current: object = None) -> float | int | None:
+    annotation = GenerationParams.model_fields[name].annotation
+    convert = int if annotation == int | None else float
+    return ask.ask_number(
+        f"{name} ({bounds(name)}; blank to leave unset)",
+        convert,
+        check=lambda value: param_problem(name, value),
+        default=current,
+        optional=True,
+    )
+
+
+def ask_params(model: str, current: dict | None = None) -> dict:
+    current = current or {}
+    if not ask.confirm(f"Set generation parameters for {model}?", default=bool(current)):
+        return dict(current)
+    params = dict(current)
+    for name in PARAMS:
+        value = ask_param(name, current.get(name))
+        if value is None:
+            params.pop(name, None)
+        else:
+            params[name] = value
+    return params
+
+
+def model_problem(value: str, taken: list[str]) -> str | None:
+    try:
+        model = check_model_string(value)
+    except ValueError as exc:
+        return str(exc)
+    return f"{model} is already in the list" if model in taken else None
+
+
+def ask_one(taken: list[str]) -> dict:
+    model = check_model_string(
+        ask.ask_required(f"LLM ({EXAMPLES})", check=lambda v: model_problem(v, taken))
+    )
+    llm: dict = {"model": model}
+    params = ask_params(model)
+    if params:
+        llm["params"] = params
+    return llm
+
+
+def ask_llms(current: list[dict] | None = None) -> list[dict]:
+    """At least one; loop on "Add another?"."""
+    llms = list(current or [])
+    while True:
+        llms.append(ask_one([llm["model"] for llm in llms]))
+        if not ask.confirm("Add another LLM?", default=False):
+            return llms
+
+
+def describe(llm: dict) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in llm.get("params", {}).items())
+    return f"{llm['model']} ({params})" if params else llm["model"]
+
+
+def edit_llms(current: list[dict]) -> list[dict]:
+    """Add, remove or re-parameterise the LLMs of an existing draft."""
+    llms = [dict(llm) for llm in current]
+    while True:
+        listing = "; ".join(describe(llm) for llm in llms)
+        action = ask.select(
+            f"LLMs: {listing}",
+            [("Add an LLM", "add", "a"), ("Remove one", "remove", "r"),
+             ("Change one's parameters", "params", "p"), ("Done", "done", "d")],
+            default="done",
+        )
+        if action == "done":
+            return llms
+        if action == "add":
+            llms.append(ask_one([llm["model"] for llm in llms]))
+            continue
+        index = ask.select("Which LLM?", [(describe(llm), i, None) for i, llm in enumerate(llms)])
+        if action == "remove":
+            if len(llms) == 1:
+                ask.warn("an experiment needs at least one LLM; add another first")
+            else:
+                llms.pop(index)
+        else:
+            params = ask_params(llms[index]["model"], llms[index].get("params"))
+            llms[index] = {**llms[index], "params": params}
+            if not params:
+                llms[index].pop("params")

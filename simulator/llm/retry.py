@@ -1,0 +1,277 @@
+"""Retries and per-endpoint concurrency, as wrappers around any backend.
+
+Why wrappers: backends only translate one call and classify its failure; how often to retry, how
+long to wait and how many calls may be in flight are policy, shared across backends. A rate limit
+pauses the whole endpoint pool (every caller of that server slows down), not just the call that
+hit it. Every attempt, failed ones included, is reported through `on_attempt` so the engine can
+keep a complete ledger of calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from types import MappingProxyType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+
+from simulator.domain.params import GenerationParams
+from simulator.llm.base import (
+    Backend,
+    ChatMessage,
+    Completion,
+    RateLimitedError,
+    TransientBackendError,
+)
+
+ErrorKind = Literal["rate_limit", "transient", "fatal"]
+
+DEFAULT_POOL_SIZES: Mapping[str, int] = MappingProxyType(
+    {"local": 1, "hf": 32, "ollama": 4, "openai": 16, "mock": 64}
+)
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from `retry-after-ms` or `Retry-After` (number or HTTP date); None if absent."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+class RetryPolicy(BaseModel):
+    """How many attempts and how long to wait between them. Tests set the waits to zero."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(default=5, ge=1, le=100)
+    initial_wait_s: float = Field(default=0.5, ge=0.0)
+    max_wait_s: float = Field(default=30.0, ge=0.0)
+    jitter: bool = True
+    max_retry_after_s: float = Field(default=300.0, ge=0.0)  # cap on what a server may demand
+
+    @classmethod
+    def no_wait(cls, max_attempts: int = 5) -> RetryPolicy:
+        return cls(max_attempts=max_attempts, initial_wait_s=0.0, max_wait_s=0.0, jitter=False)
+
+    def backoff(self, attempt: int) -> float:
+        """Exponential backoff after attempt `attempt` (1-based), with equal jitter."""
+        base = min(self.max_wait_s, self.initial_wait_s * 2 ** (attempt - 1))
+        return random.uniform(base / 2, base) if self.jitter else base
+
+    def delay_after(self, attempt: int, error: BaseException) -> float:
+        """The server's Retry-After wins when it asks for longer than our backoff."""
+        wait = self.backoff(attempt)
+        if isinstance(error, RateLimitedError) and error.retry_after is not None:
+            wait = max(wait, min(error.retry_after, self.max_retry_after_s))
+        return wait
+
+
+class EndpointPool:
+    """At most `size` calls in flight to one endpoint, and a shared pause after a rate limit."""
+
+    def __init__(self, key: str, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"pool size for {key} must be at least 1, got {size}")
+        self.key = key
+        self.size = size
+        self.in_flight = 0
+        self.pauses = 0
+        self._paused_until = 0.0
+        self._sem: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def paused_for(self) -> float:
+        return max(0.0, self._paused_until - time.monotonic())
+
+    def pause(self, seconds: float) -> None:
+        """Hold every new call to this endpoint for `seconds` (extends, never shortens)."""
+        until = time.monotonic() + seconds
+        if seconds > 0 and until > self._paused_until:
+            self._paused_until = until
+            self.pauses += 1
+
+    async def wait_until_open(self) -> None:
+        while (remaining := self._paused_until - time.monotonic()) > 0:
+            await asyncio.sleep(remaining)
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        await self.wait_until_open()  # do not hold a slot only to sleep in it
+        async with self._semaphore():
+            await self.wait_until_open()  # a pause may have begun while we queued
+            self.in_flight += 1
+            try:
+                yield
+            finally:
+                self.in_flight -= 1
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # A semaphore belongs to one event loop; a CLI or test suite may run several in turn.
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._loop is not loop:
+            self._sem, self._loop = asyncio.Semaphore(self.size), loop
+        return self._sem
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try at a call, successful or not, for the ledger."""
+
+    number: int
+    completion: Completion | None
+    error: str | None
+    error_kind: ErrorKind | None
+    latency_s: float
+    started_at: datetime  # naive UTC, millisecond precision (the store's convention)
+    waited_s: float = 0.0  # time spent queued for the pool or a rate-limit pause
+
+
+OnAttempt = Callable[[Attempt], Awaitable[None] | None]
+
+
+def error_kind(exc: BaseException) -> ErrorKind:
+    if isinstance(exc, RateLimitedError):
+        return "rate_limit"
+    if isinstance(exc, TransientBackendError):
+        return "transient"
+    return "fatal"
+
+
+def _utc_now_ms() -> datetime:
+    now = datetime.now(UTC).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+class ResilientBackend:
+    """A backend behind a pool and a retry policy; same `chat` plus an `on_attempt` hook."""
+
+    def __init__(
+        self, backend: Backend, pool: EndpointPool, policy: RetryPolicy | None = None
+    ) -> None:
+        self.backend = backend
+        self.pool = pool
+        self.policy = policy or RetryPolicy()
+        self.model = backend.model
+        self.endpoint = backend.endpoint
+
+    async def chat(
+        self,
+        messages: list[ChatMessage],
+        params: GenerationParams,
+        on_attempt: OnAttempt | None = None,
+    ) -> Completion:
+        next_wait = [0.0]  # set by the failed attempt, read by tenacity's wait
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.policy.max_attempts),
+            retry=retry_if_exception_type(TransientBackendError),
+            wait=lambda _state: next_wait[0],
+            reraise=True,
+        )
+        completion: Completion | None = None
+        async for attempt in retrying:
+            with attempt:
+                completion = await self._attempt(
+                    attempt.retry_state, messages, params, on_attempt, next_wait
+                )
+        assert completion is not None
+        return completion
+
+    async def _attempt(
+        self,
+        state: RetryCallState,
+        messages: list[ChatMessage],
+        params: GenerationParams,
+        on_attempt: OnAttempt | None,
+        next_wait: list[float],
+    ) -> Completion:
+        number = state.attempt_number
+        queued = time.perf_counter()
+        error: Exception | None = None
+        completion: Completion | None = None
+        async with self.pool.slot():
+            started_at, t0 = _utc_now_ms(), time.perf_counter()
+            try:
+                completion = await self.backend.chat(messages, params)
+            except Exception as exc:
+                error = exc
+            latency = time.perf_counter() - t0
+        if error is not None:
+            next_wait[0] = self.policy.delay_after(number, error)
+            if isinstance(error, RateLimitedError):
+                self.pool.pause(next_wait[0])
+        record = Attempt(
+            number=number,
+            completion=completion,
+            error=(str(error) or type(error).__name__) if error else None,
+            error_kind=error_kind(error) if error else None,
+            latency_s=latency,
+            started_at=started_at,
+            waited_s=t0 - queued,
+        )
+        if on_attempt is not None:
+            result = on_attempt(record)
+            if inspect.isawaitable(result):
+                await result
+        if error is not None:
+            raise error
+        assert completion is not None
+        return completion
+
+    async def preflight(self) -> None:
+        check = getattr(self.backend, "preflight", None)
+        if check is not None:
+            await check()
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+
+class PoolRegistry:
+    """One pool per endpoint key; sizes by exact endpoint, else by provider prefix."""
+
+    def __init__(self, sizes: Mapping[str, int] | None = None, default_size: int = 4) -> None:
+        self._sizes = {**DEFAULT_POOL_SIZES, **(sizes or {})}
+        self._default = default_size
+        self._pools: dict[str, EndpointPool] = {}
+
+    def size_for(self, endpoint: str) -> int:
+        if endpoint in self._sizes:
+            return self._sizes[endpoint]
+        return self._sizes.get(endpoint.split(":", 1)[0], self._default)
+
+    def pool_for(self, endpoint: str) -> EndpointPool:
+        pool = self._pools.get(endpoint)
+        if pool is None:
+            pool = self._pools[endpoint] = EndpointPool(endpoint, self.size_for(endpoint))
+        return pool
+
+    def wrap(self, backend: Backend, policy: RetryPolicy | None = None) -> ResilientBackend:
+        return ResilientBackend(backend, self.pool_for(backend.endpoint), policy)
+
+    @property
+    def pools(self) -> dict[str, EndpointPool]:
+        return dict(self._pools)

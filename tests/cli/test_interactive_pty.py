@@ -1,0 +1,173 @@
+"""The interactive menu of `python main.py`, driven through a pseudo-terminal.
+
+Menus are picked by shortcut key and experiments by typing part of their name, so the tests do
+not depend on counting arrow presses; every prompt text is matched exactly.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pty_session import CLEAR_LINE, CTRL_C, DOWN, ENTER, FINISH, PRISON
+
+pytestmark = pytest.mark.pty
+
+MAIN = "What do you want to do?"
+PICK = "Which experiment? (type to filter)"
+
+
+def test_first_run_asks_the_name_once_and_remembers_it(spawn, tmp_path):
+    first = spawn()
+    first.answer("Your name", "not a name!" + ENTER)
+    first.answer("use 1-64 letters", CLEAR_LINE + "alice" + ENTER)
+    first.expect("Hello alice.")
+    first.menu(MAIN, "n")
+    first.expect("user config file")
+    first.menu(MAIN, "x")
+    first.finish()
+    stored = json.loads((tmp_path / "config" / "config.json").read_text())
+    assert stored == {"user": "alice"}
+
+    second = spawn()
+    second.expect("Logged in as alice.")
+    second.menu(MAIN, "x")
+    assert "Your name" not in second.finish()
+
+
+def test_import_select_show_update_export_duplicate(spawn, sim, tmp_path):
+    app = spawn(SIM_USER="alice")
+    app.menu(MAIN, "i")
+    app.answer("Path of the YAML file", f"{PRISON}{ENTER}")
+    exp_id = app.expect(r"exp_[0-9a-z]+", regex=True)
+    app.menu(MAIN, "s")
+    app.answer(PICK, "Prison" + ENTER)
+    title = f"Experiment {exp_id}: Prison experiment"
+    app.menu(title, "s")
+    app.expect("starting message")
+    app.expect("role Guard (they): Starting prompt, Goal")
+    app.menu(title, "u")
+    app.answer("Mark as one of your favourites?", "y")
+    app.answer("Note", ENTER)
+    app.expect(f"Updated {exp_id}.")
+    app.menu(title + " ★", "e")
+    app.answer("Export to which YAML file?", ENTER)  # default: prison_experiment.yaml
+    app.expect(f"Exported {exp_id} to prison_experiment.yaml.")
+    app.menu(title, "d")
+    app.menu(f"Duplicate of {exp_id} as 'Prison experiment (copy)'", "n")
+    app.answer("Experiment name", CLEAR_LINE + "Prison remix" + ENTER)
+    app.menu(f"Duplicate of {exp_id} as 'Prison remix'", "v")
+    copy_id = app.expect(r"Created copy exp_[0-9a-z]+", regex=True).split()[-1]
+    app.menu(f"Experiment {copy_id}: Prison remix", "b")
+    app.menu(MAIN, "x")
+    app.finish()
+
+    exported = (tmp_path / "prison_experiment.yaml").read_text(encoding="utf-8")
+    assert exported == sim("experiment", "export", exp_id)
+    listed = {e["id"]: e for e in sim.json("experiment", "list")}
+    assert listed[exp_id]["favourite"] is True
+    assert listed[copy_id]["name"] == "Prison remix"
+    assert listed[copy_id]["duplicated_from"] == exp_id
+    assert listed[copy_id]["owner"] == "alice"
+
+
+def test_create_an_experiment_through_every_prompt(spawn, sim):
+    app = spawn(SIM_USER="alice")
+    app.menu(MAIN, "c")
+    app.answer("Experiment name", "Tiny jail" + ENTER)
+    app.answer("Starting message (opens every conversation)",
+               "The <WARDEN_NOUN> meets <INMATE_NUM_WORD> <INMATE_NOUN>." + FINISH)
+    app.answer("LLM (e.g. local:smollm2", "olama:llama3" + ENTER)
+    app.expect("Did you mean 'ollama:'?")
+    app.answer("LLM (e.g. local:smollm2", CLEAR_LINE + "mock:echo" + ENTER)
+    app.answer("Set generation parameters for mock:echo?", "y")
+    app.answer("temperature (0–2; blank to leave unset)", "5" + ENTER)
+    app.expect("less than or equal to 2")
+    app.answer("temperature (0–2; blank to leave unset)", "0.5" + ENTER)
+    app.answer("top_p (above 0, up to 1; blank to leave unset)", ENTER)
+    app.answer("top_k (1–1000; blank to leave unset)", ENTER)
+    app.answer("max_tokens (1–32768; blank to leave unset)", "50" + ENTER)
+    app.answer("seed (0–4294967295; blank to leave unset)", ENTER)
+    app.answer("Add another LLM?", "n")
+    app.answer("Section titles (comma-separated", "Starting prompt, Rules" + ENTER)
+    app.answer("Which sections are shared by every role?", DOWN + " " + ENTER)
+    app.answer("Role names (comma-separated", "Warden, Inmate" + ENTER)
+    app.answer("Pronoun for Warden", "2" + ENTER)  # she
+    app.answer("Pronoun for Inmate", ENTER)  # they, the default
+    app.answer("Summarizer section titles (none: no daily summary)", "Summary" + ENTER)
+    app.answer("Mark as one of your favourites?", "y")
+    app.answer("Note (optional)", "made in a pty" + ENTER)
+    app.answer("Role Warden, section 'Starting prompt' — the role's starting prompt",
+               "You are the <WARDEN_NOUN>." + FINISH)
+    app.answer("Role Inmate, section 'Starting prompt' — the role's starting prompt",
+               "You are watched by <WARDN_NOUN>." + FINISH)
+    app.answer("Shared section 'Rules' (every role sees it)", "Be brief." + FINISH)
+    app.answer("Summarizer section 'Summary' — its starting prompt", "Summarise." + FINISH)
+    app.expect("unknown placeholder <WARDN_NOUN>")
+    app.answer("Which answer do you want to change?", ENTER)  # the culprit is the default
+    app.answer("Role Inmate, section 'Starting prompt'",
+               CLEAR_LINE + "You are watched by the <WARDEN_NOUN>." + FINISH)
+    app.answer("Agents of role Warden for the preview (1–99)", ENTER)
+    app.answer("Agents of role Inmate for the preview (1–99)", CLEAR_LINE + "2" + ENTER)
+    app.expect("The warden meets two inmates.")
+    app.menu("Save?", "y")
+    exp_id = app.expect(r"Created experiment exp_[0-9a-z]+", regex=True).split()[-1]
+    app.menu(MAIN, "x")
+    app.finish()
+
+    data = sim.json("experiment", "show", exp_id)
+    exp = data["experiment"]
+    assert data["owner"] == "alice" and data["favourite"] is True
+    assert exp["note"] == "made in a pty"
+    [llm] = exp["llms"]
+    assert llm["model"] == "mock:echo"
+    assert {k: v for k, v in llm["params"].items() if v is not None} == {
+        "temperature": 0.5, "max_tokens": 50}
+    assert [(r["name"], r["pronoun"]) for r in exp["roles"]] == [
+        ("Warden", "she"), ("Inmate", "they")]
+    assert exp["roles"][1]["sections"] == [
+        {"title": "Starting prompt", "content": "You are watched by the <WARDEN_NOUN>."}]
+    assert exp["shared_sections"] == [{"title": "Rules", "content": "Be brief."}]
+    assert exp["summarizer_sections"] == [{"title": "Summary", "content": "Summarise."}]
+
+
+def test_second_user_cannot_delete_but_can_duplicate(spawn, sim):
+    exp_id = sim.json("experiment", "create", str(PRISON))["id"]
+    bob = spawn(SIM_USER="bob")
+    bob.expect("Logged in as bob.")
+    bob.menu(MAIN, "s")
+    bob.answer(PICK, "Prison" + ENTER)
+    title = f"Experiment {exp_id}: Prison experiment"
+    bob.menu(title, "x")
+    bob.expect(f"Experiment {exp_id} belongs to alice; only its owner may delete it.")
+    bob.menu(title, "d")
+    bob.menu(f"Duplicate of {exp_id} as 'Prison experiment (copy)'", "v")
+    copy_id = bob.expect(r"Created copy exp_[0-9a-z]+", regex=True).split()[-1]
+    bob.menu(f"Experiment {copy_id}: Prison experiment (copy)", "b")
+    bob.menu(MAIN, "x")
+    bob.finish()
+
+    listed = {e["id"]: e for e in sim.json("experiment", "list", user="bob")}
+    assert listed[exp_id]["owner"] == "alice"
+    assert listed[copy_id]["owner"] == "bob"
+    assert listed[copy_id]["duplicated_from"] == exp_id
+
+
+def test_ctrl_c_returns_to_the_menu_then_exits_cleanly(spawn, sim):
+    exp_id = sim.json("experiment", "create", str(PRISON))["id"]
+    app = spawn(SIM_USER="alice")
+    app.menu(MAIN, "c")
+    app.answer("Experiment name", "Half-made" + ENTER)
+    app.answer("Starting message (opens every conversation)", CTRL_C)
+    app.expect("Cancelled.")
+    app.menu(MAIN, "s")
+    app.answer(PICK, "Prison" + ENTER)
+    title = f"Experiment {exp_id}: Prison experiment"
+    app.menu(title, "e")
+    app.answer("Export to which YAML file?", CTRL_C)
+    app.expect("Cancelled.")
+    app.answer(title, CTRL_C)  # Ctrl-C at the experiment menu: back to the main menu
+    app.answer(MAIN, CTRL_C)
+    app.expect("Bye.")
+    app.finish()
+    assert len(sim.json("experiment", "list")) == 1

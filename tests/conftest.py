@@ -1,0 +1,90 @@
+"""Shared fixtures: isolated settings, and one store fixture per MongoDB flavour."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path_factory, monkeypatch):
+    """No test reads the developer's .env, config or data, or writes logs into the repo."""
+    base = tmp_path_factory.mktemp("settings")
+    for name, sub in (("SIM_DATA_DIR", "data"), ("SIM_CONFIG_DIR", "config"), ("SIM_LOG_DIR", "logs")):
+        monkeypatch.setenv(name, str(base / sub))
+    for name in ("SIM_DB", "SIM_USER", "MONGODB_URI", "DB_USER", "DB_PASSWORD", "DB_CLUSTER_URL",
+                 "SIM_DB_NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    return base
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def wire_server(tmp_path_factory):
+    """A MongoDB-wire-compatible server (nx-27017 over SQLite) on a free loopback port."""
+    folder = tmp_path_factory.mktemp("nx")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nx_27017.nx_27017", "--host", "127.0.0.1", "-p", str(port),
+         "--data-dir", str(folder / "data"), "--log-file", str(folder / "nx.log"),
+         "--pid-file", str(folder / "nx.pid")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("nx-27017 did not start")
+    yield f"mongodb://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(params=["mongomock", "embedded", "wire"])
+def store_uri(request, tmp_path):
+    """The same tests run against all three flavours; each test gets a fresh database."""
+    if request.param == "mongomock":
+        return f"mongomock://{uuid.uuid4().hex}"
+    if request.param == "embedded":
+        return str(tmp_path / "store")
+    return request.getfixturevalue("wire_server")
+
+
+@pytest.fixture
+def store(store_uri):
+    from simulator.store.database import open_database
+    from simulator.store.store import open_store
+
+    db_name = f"t_{uuid.uuid4().hex[:10]}"
+    opened = open_store(open_database(store_uri, db_name))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def prison_path() -> Path:
+    return REPO / "prompts" / "experiments" / "prison.yaml"

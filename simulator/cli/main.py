@@ -34,11 +34,14 @@ def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | Non
 
 
 def _register() -> None:
+    from simulator.cli.commands.conversation import conversation
+    from simulator.cli.commands.demo import demo
     from simulator.cli.commands.experiment import experiment
     from simulator.cli.commands.info import info
+    from simulator.cli.commands.run import run_cmd
 
-    cli.add_command(experiment)
-    cli.add_command(info)
+    for command in (experiment, conversation, run_cmd, demo, info):
+        cli.add_command(command)
 
 
 _register()

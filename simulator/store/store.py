@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 from simulator.store.database import Connection, open_database
 from simulator.store.migrations import migrate
+from simulator.store.repositories.calls import CallsRepository
+from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
+from simulator.store.repositories.messages import MessagesRepository
 from simulator.store.repositories.users import UsersRepository
 
 
@@ -15,6 +18,9 @@ class Store:
     connection: Connection
     users: UsersRepository
     experiments: ExperimentsRepository
+    conversations: ConversationsRepository
+    messages: MessagesRepository
+    calls: CallsRepository
 
     @property
     def db(self):
@@ -27,8 +33,15 @@ class Store:
 def open_store(connection: Connection) -> Store:
     """Wrap a connection: create indexes (idempotent) and apply pending migrations."""
     db = connection.db
-    store = Store(connection, UsersRepository(db), ExperimentsRepository(db))
-    for repo in (store.users, store.experiments):
+    store = Store(
+        connection,
+        UsersRepository(db),
+        ExperimentsRepository(db),
+        ConversationsRepository(db),
+        MessagesRepository(db),
+        CallsRepository(db),
+    )
+    for repo in (store.users, store.experiments, store.conversations, store.messages, store.calls):
         repo.ensure_indexes()
     migrate(db)
     return store

@@ -7,9 +7,11 @@ not depend on counting arrow presses; every prompt text is matched exactly.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
-from pty_session import CLEAR_LINE, CTRL_C, DOWN, ENTER, FINISH, PRISON
+from pty_session import CLEAR_LINE, CTRL_C, DOWN, ENTER, FINISH, PRISON, REPO
 
 pytestmark = pytest.mark.pty
 
@@ -37,11 +39,18 @@ def test_first_run_asks_the_name_once_and_remembers_it(spawn, tmp_path):
 
 def test_import_select_show_update_export_duplicate(spawn, sim, tmp_path):
     app = spawn(SIM_USER="alice")
+    app.menu(MAIN, "s")
+    app.expect("No experiments yet")
+    app.menu(MAIN, "i")
+    app.answer("Path of the YAML file", "missing.yaml" + ENTER)
+    app.expect("does not exist")  # a UserError is one paragraph; the menu goes on
     app.menu(MAIN, "i")
     app.answer("Path of the YAML file", f"{PRISON}{ENTER}")
     exp_id = app.expect(r"exp_[0-9a-z]+", regex=True)
     app.menu(MAIN, "s")
-    app.answer(PICK, "Prison" + ENTER)
+    app.expect(PICK)
+    app.answer("Prison experiment — alice (you) — Guards and prisoners in a simulated prison",
+               "Prison" + ENTER)
     title = f"Experiment {exp_id}: Prison experiment"
     app.menu(title, "s")
     app.expect("starting message")
@@ -58,17 +67,17 @@ def test_import_select_show_update_export_duplicate(spawn, sim, tmp_path):
     app.answer("Experiment name", CLEAR_LINE + "Prison remix" + ENTER)
     app.menu(f"Duplicate of {exp_id} as 'Prison remix'", "v")
     copy_id = app.expect(r"Created copy exp_[0-9a-z]+", regex=True).split()[-1]
-    app.menu(f"Experiment {copy_id}: Prison remix", "b")
+    app.expect("(Prison remix); now showing your copy.")
+    app.menu(f"Experiment {copy_id}: Prison remix", "x")
+    app.answer(f"Delete {copy_id} (Prison remix)?", "y")
+    app.expect(f"Deleted {copy_id}.")
     app.menu(MAIN, "x")
     app.finish()
 
     exported = (tmp_path / "prison_experiment.yaml").read_text(encoding="utf-8")
     assert exported == sim("experiment", "export", exp_id)
-    listed = {e["id"]: e for e in sim.json("experiment", "list")}
-    assert listed[exp_id]["favourite"] is True
-    assert listed[copy_id]["name"] == "Prison remix"
-    assert listed[copy_id]["duplicated_from"] == exp_id
-    assert listed[copy_id]["owner"] == "alice"
+    [listed] = sim.json("experiment", "list")
+    assert listed["id"] == exp_id and listed["favourite"] is True
 
 
 def test_create_an_experiment_through_every_prompt(spawn, sim):
@@ -94,7 +103,9 @@ def test_create_an_experiment_through_every_prompt(spawn, sim):
     app.answer("Role names (comma-separated", "Warden, Inmate" + ENTER)
     app.answer("Pronoun for Warden", "2" + ENTER)  # she
     app.answer("Pronoun for Inmate", ENTER)  # they, the default
-    app.answer("Summarizer section titles (none: no daily summary)", "Summary" + ENTER)
+    app.answer("Summarizer section titles (none: no daily summary)", ENTER)  # one at a time
+    app.answer("Summarizer section title 1 (empty to finish)", "Summary" + ENTER)
+    app.answer("Summarizer section title 2 (empty to finish)", ENTER)
     app.answer("Mark as one of your favourites?", "y")
     app.answer("Note (optional)", "made in a pty" + ENTER)
     app.answer("Role Warden, section 'Starting prompt' — the role's starting prompt",
@@ -171,3 +182,26 @@ def test_ctrl_c_returns_to_the_menu_then_exits_cleanly(spawn, sim):
     app.expect("Bye.")
     app.finish()
     assert len(sim.json("experiment", "list")) == 1
+
+
+def test_password_is_asked_hidden_and_never_logged(spawn, tmp_path):
+    secret = "s3cret-Pa55"
+    app = spawn(DB_USER="carol", DB_CLUSTER_URL="127.0.0.1:9")
+    app.answer("MongoDB password for carol", secret + ENTER)
+    app.expect("Logged in as carol.")  # the DB user is the acting user; no name is asked
+    app.menu(MAIN, "x")
+    output = app.finish()
+    assert secret not in output and "Your name" not in output
+    for path in (tmp_path / "logs").rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(encoding="utf-8", errors="replace")
+
+
+def test_without_a_terminal_the_menu_explains_itself(pty_env, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "main.py")], cwd=tmp_path, env=pty_env, input="",
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "the interactive menu needs a terminal" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -38,7 +38,7 @@ def step_llms(draft: Draft, editing: bool) -> None:
 
 def step_sections(draft: Draft, editing: bool) -> None:
     """Titles first, then which are shared; at least one stays private (the starting prompt)."""
-    draft.titles = ask.ask_names("Section titles", draft.titles)
+    draft.titles = ask.ask_names("Section titles", "Section title", draft.titles)
     if len(draft.titles) == 1:
         draft.shared = []
     else:
@@ -61,7 +61,9 @@ def _role_name_problem(name: str) -> str | None:
 
 
 def step_roles(draft: Draft, editing: bool) -> None:
-    names = ask.ask_names("Role names", [n for n, _ in draft.roles], check=_role_name_problem)
+    names = ask.ask_names(
+        "Role names", "Role name", [n for n, _ in draft.roles], check=_role_name_problem
+    )
     current = dict(draft.roles)
     roles = []
     for index, name in enumerate(names):
@@ -77,7 +79,8 @@ def step_roles(draft: Draft, editing: bool) -> None:
 
 def step_summarizer(draft: Draft, editing: bool) -> None:
     draft.summarizer_titles = ask.ask_names(
-        "Summarizer section titles (none: no daily summary)", draft.summarizer_titles, minimum=0
+        "Summarizer section titles (none: no daily summary)", "Summarizer section title",
+        draft.summarizer_titles, minimum=0,
     )
     if editing:
         fill_missing(draft)

@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 
 from simulator.domain.experiment import Experiment
 
+
+def _tag(role_name: str) -> str:
+    """The placeholder stem of a role name, as `Role.tag` derives it."""
+    return re.sub(r"[^A-Z0-9]+", "_", role_name.upper()).strip("_")
+
+
 # A content slot: ("role", role name, title), ("shared", "", title) or ("summarizer", "", title).
 Slot = tuple[str, str, str]
 
@@ -57,7 +63,8 @@ class Draft:
         return f"Summarizer section {title!r}" + (" — its starting prompt" if first else "")
 
     def set_roles(self, roles: list[tuple[str, str]]) -> None:
-        """Replace the roles; a role renamed in place keeps the contents written for it."""
+        """Replace the roles. A role renamed in place keeps the contents written for it, and its
+        placeholders follow the new name (<GUARD_NOUN> -> <WARDEN_NOUN>) everywhere."""
         old = [name for name, _ in self.roles]
         new = [name for name, _ in roles]
         for index, name in enumerate(new):
@@ -65,7 +72,14 @@ class Draft:
                 for scope, role, title in list(self.contents):
                     if scope == "role" and role == old[index]:
                         self.contents[(scope, name, title)] = self.contents[(scope, role, title)]
+                self._rename_placeholders(_tag(old[index]), _tag(name))
         self.roles = roles
+
+    def _rename_placeholders(self, old_tag: str, new_tag: str) -> None:
+        pattern = re.compile(rf"<{re.escape(old_tag)}_(?=[A-Z0-9_]*>)")
+        self.starting_message = pattern.sub(f"<{new_tag}_", self.starting_message)
+        for slot, text in self.contents.items():
+            self.contents[slot] = pattern.sub(f"<{new_tag}_", text)
 
     def to_data(self) -> dict:
         """The experiment's fields for `validate_model`; sections without content are left out."""

@@ -6,6 +6,7 @@ The menu is built from `ENTRIES`, a list of (label, handler) pairs, so later fea
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import STEPS, preview
 from simulator.cli.interactive.draft import Draft
 from simulator.cli.render import experiment_detail
+from simulator.domain.experiment import Experiment
+from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
 from simulator.services.experiments import ExperimentView
@@ -115,13 +118,13 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
             app.console.print("Nothing copied.")
             return None
         if picked == "preview":
-            _preview(app, draft)
+            current = _preview(app, draft)
         elif picked != "save":
-            STEPS[picked][1](draft, True)
+            draft = _change(draft, STEPS[picked][1])
         else:
             data = draft.to_data()
             try:
-                copy = service.duplicate(
+                duplicate = service.duplicate(
                     app.store, view.id, app.user, name=draft.name,
                     changes={key: data[key] for key in COPY_FIELDS},
                 )
@@ -130,20 +133,33 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
                 current = draft.blame(error.render())[0]
                 continue
             app.console.print(
-                f"Created copy {copy.id} ({copy.experiment.name}); now showing your copy.",
+                f"Created copy {duplicate.id} ({duplicate.experiment.name}); now showing your copy.",
                 markup=False,
             )
-            return copy.id
+            return duplicate.id
 
 
-def _preview(app: AppContext, draft: Draft) -> None:
-    from simulator.domain.experiment import Experiment
-    from simulator.domain.yaml_io import validate_model
+def _change(draft: Draft, step: Callable[[Draft, bool], None]) -> Draft:
+    """Run one change on a copy; Ctrl-C half-way leaves the draft as it was, back at this menu."""
+    changed = copy.deepcopy(draft)
+    try:
+        step(changed, True)
+    except ask.Cancelled:
+        ask.console.print("Change cancelled.")
+        return draft
+    return changed
 
+
+def _preview(app: AppContext, draft: Draft) -> str:
+    """Render the draft's prompts; on a validation error, the menu entry to fix it next."""
     try:
         preview(app, validate_model(draft.to_data(), Experiment, "experiment"))
+    except ask.Cancelled:
+        pass
     except UserError as error:
         ask.show_error(error)
+        return draft.blame(error.render())[0]
+    return "save"
 
 
 ENTRIES: list[MenuEntry] = [

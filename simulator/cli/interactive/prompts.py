@@ -156,18 +156,23 @@ def checkbox(
     message: str, labels: Sequence[str], checked: Sequence[str] = (),
     check: Callable[[list[str]], str | None] | None = None,
 ) -> list[str]:
-    """Pick any of `labels` (space toggles, Enter accepts); `check` rejects bad picks inline."""
-    items = [questionary.Choice(label, value=label, checked=label in checked) for label in labels]
+    """Pick any of `labels` (space toggles, Enter accepts); re-asked while `check` objects.
 
-    def validate(picked: list[str]) -> bool | str:
+    questionary's own `validate=` for checkboxes draws an empty toolbar instead of the message
+    (questionary 2.1), so the problem is printed and the question asked again.
+    """
+    while True:
+        items = [questionary.Choice(t, value=t, checked=t in checked) for t in labels]
+        picked = ask(questionary.checkbox(message, items))
         problem = check(picked) if check else None
-        return True if problem is None else problem
-
-    return ask(questionary.checkbox(message, items, validate=validate))
+        if problem is None:
+            return picked
+        warn(problem)
+        checked = picked
 
 
 def ask_names(
-    what: str, default: Sequence[str] = (), minimum: int = 1,
+    what: str, item: str, default: Sequence[str] = (), minimum: int = 1,
     check: Callable[[str], str | None] | None = None,
 ) -> list[str]:
     """Several names: comma-separated in one answer, or (blank answer) one at a time, so a
@@ -177,7 +182,7 @@ def ask_names(
             f"{what} (comma-separated; leave empty to enter them one at a time)",
             default=", ".join(default),
         )
-        names = [n.strip() for n in line.split(",") if n.strip()] if line else _one_by_one(what)
+        names = [n.strip() for n in line.split(",") if n.strip()] if line else _one_by_one(item)
         problem = _names_problem(names, minimum, check)
         if problem is None:
             return names
@@ -185,10 +190,10 @@ def ask_names(
         default = names
 
 
-def _one_by_one(what: str) -> list[str]:
+def _one_by_one(item: str) -> list[str]:
     names: list[str] = []
     while True:
-        name = text(f"{what}: item {len(names) + 1} (empty to finish)")
+        name = text(f"{item} {len(names) + 1} (empty to finish)")
         if not name:
             return names
         names.append(name)

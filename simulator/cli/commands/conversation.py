@@ -1,0 +1,79 @@
+"""`llm-sim conversation list|show|delete|favourite`."""
+
+from __future__ import annotations
+
+import click
+
+from simulator.cli.context import AppContext
+from simulator.cli.transcript_view import conversations_table, show_prompts, show_transcript
+from simulator.errors import UserError
+from simulator.services import conversations as service
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
+
+
+@click.group()
+def conversation() -> None:
+    """List, show, favourite and delete conversations."""
+
+
+@conversation.command("list")
+@click.option("--experiment", "experiment_id", help="Only conversations of this experiment.")
+@click.option("--mine", is_flag=True, help="Only conversations you own.")
+@json_option
+@click.pass_obj
+def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bool) -> None:
+    """List conversations, your favourites first, newest first."""
+    docs = service.list_docs(app.store, app.user, experiment_id=experiment_id, mine=mine)
+    if as_json:
+        app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])
+    elif not docs:
+        app.console.print("No conversations yet. Start one with: llm-sim run EXP_ID --agents … --messages …")
+    else:
+        app.console.print(conversations_table(docs))
+
+
+@conversation.command("show")
+@click.argument("conversation_id")
+@click.option("--prompts", "with_prompts", is_flag=True, help="Show the exact prompts of every call.")
+@json_option
+@click.pass_obj
+def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json: bool) -> None:
+    """Show a conversation (anyone may view any conversation)."""
+    data = service.transcript(app.store, conversation_id)
+    calls = service.prompts(app.store, conversation_id) if with_prompts else None
+    if as_json:
+        if calls is not None:
+            data["calls"] = calls
+        app.print_json(data)
+        return
+    show_transcript(app.console, data)
+    if calls is not None:
+        show_prompts(app.console, calls)
+
+
+@conversation.command("favourite")
+@click.argument("conversation_id")
+@click.option("--off", is_flag=True, help="Remove it from your favourites.")
+@click.pass_obj
+def favourite_cmd(app: AppContext, conversation_id: str, off: bool) -> None:
+    """Mark a conversation as one of your favourites."""
+    service.set_favourite(app.store, conversation_id, app.user, not off)
+    app.console.print(f"{conversation_id} {'removed from' if off else 'added to'} your favourites.")
+
+
+@conversation.command("delete")
+@click.argument("conversation_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def delete_cmd(app: AppContext, conversation_id: str, yes: bool) -> None:
+    """Delete a conversation you own, with its messages and calls."""
+    app.store.conversations.require_owner(conversation_id, app.user, "delete")
+    if not yes:
+        if not click.get_text_stream("stdin").isatty():
+            raise UserError("deleting needs confirmation", field="--yes", fix="pass --yes when not at a terminal")
+        if not click.confirm(f"Delete {conversation_id}?", default=False):
+            app.console.print("Nothing deleted.")
+            return
+    service.delete(app.store, conversation_id, app.user)
+    app.console.print(f"Deleted {conversation_id}.")

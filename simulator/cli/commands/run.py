@@ -1,0 +1,87 @@
+"""`llm-sim run EXP_ID …`: one conversation, shown live, stored as it happens."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from simulator.cli.context import AppContext
+from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.live import LiveView, pull_progress
+from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec, split_messages
+from simulator.engine.llm_access import LLMAccess
+from simulator.services import conversations as conv_service
+from simulator.services import experiments as exp_service
+from simulator.services.conversations import RunOutcome
+
+
+def execute(
+    app: AppContext,
+    view: exp_service.ExperimentView,
+    spec: ConversationSpec,
+    as_json: bool,
+    manual_input=None,
+) -> RunOutcome:
+    """Preflight the models, store the conversation, run it live; shared with `demo`."""
+    live = LiveView.for_output(app.console, as_json)
+    llms = LLMAccess(on_pull_progress=None if as_json else pull_progress(app.err))
+
+    async def go(stop: asyncio.Event) -> RunOutcome:
+        try:
+            await conv_service.preflight(spec, llms)
+            doc = conv_service.create(app.store, view, spec, app.user)
+            return await conv_service.run(app.store, doc["_id"], llms, on_event=live, stop=stop,
+                                          manual_input=manual_input)
+        finally:
+            live.close()
+            await llms.aclose()
+
+    if not as_json:
+        split = ", ".join(str(n) for n in split_messages(spec.total_messages, spec.days))
+        app.err.print(f"{spec.total_messages} messages over {spec.days} day(s): {split}")
+    outcome = run_until_stopped(go, app.err)
+    if as_json:
+        app.print_json({"conversation_id": outcome.conversation_id, "status": outcome.status,
+                        "error": outcome.error, "counters": outcome.counters})
+    return outcome
+
+
+@click.command("run")
+@click.argument("experiment_id")
+@click.option("--agents", required=True, metavar="ROLE=N,…", help="Agents per role, e.g. guard=1,prisoner=2.")
+@click.option("--messages", "total_messages", type=int, required=True, help="Total messages (even).")
+@click.option("--days", type=int, default=1, show_default=True, help="Days the messages are split over.")
+@click.option("--speaker", type=click.Choice(SPEAKER_METHODS), default="round_robin", show_default=True)
+@click.option("--llm", help="Model for every agent (default: the experiment's first LLM).")
+@click.option("--llm-for", multiple=True, metavar="ROLE=MODEL", help="Model for one role; repeatable.")
+@click.option("--manager-llm", help="Model that picks speakers for --speaker auto.")
+@click.option("--summarizer-llm", help="Model that writes the daily summaries.")
+@click.option("--seed", type=int, help="Seed for speaker choice and sampling.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
+@click.pass_obj
+def run_cmd(app: AppContext, experiment_id: str, agents: str, total_messages: int, days: int, speaker: str,
+            llm: str | None, llm_for: tuple[str, ...], manager_llm: str | None, summarizer_llm: str | None,
+            seed: int | None, as_json: bool) -> None:
+    """Run one conversation of EXPERIMENT_ID."""
+    view = exp_service.get(app.store, experiment_id, app.user)
+    spec = conv_service.build_spec(
+        view, agents=agents, total_messages=total_messages, days=days, speaker=speaker, llm=llm,
+        llm_for=llm_for, manager_llm=manager_llm, summarizer_llm=summarizer_llm, seed=seed,
+    )
+    manual = None
+    if speaker == "manual":
+        manual = _terminal_picker()
+    outcome = execute(app, view, spec, as_json, manual)
+    if outcome.status == "failed":
+        raise SystemExit(1)
+
+
+def _terminal_picker():
+    """For `--speaker manual` outside the menus: ask on the terminal."""
+
+    def ask(state) -> str:
+        names = ", ".join(a.name for a in state.agents)
+        return click.prompt(f"Next speaker ({names})", type=str)
+
+    return ask

@@ -1,0 +1,68 @@
+"""A conversation's specification: one run of an experiment with every choice fixed."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from simulator.domain.experiment import Experiment, LLMChoice
+
+SpeakerMethod = Literal["round_robin", "random", "role_alternating", "auto", "manual"]
+SPEAKER_METHODS: tuple[str, ...] = ("round_robin", "random", "role_alternating", "auto", "manual")
+MIN_MESSAGES_PER_DAY = 2
+
+
+class ConversationSpec(BaseModel):
+    """Everything that decides what a conversation does; stored whole on its document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agents: dict[str, int] = Field(min_length=1)  # role name -> number of agents
+    total_messages: int = Field(ge=2, le=100_000)
+    days: int = Field(default=1, ge=1, le=1000)
+    speaker_method: SpeakerMethod = "round_robin"
+    role_llms: dict[str, LLMChoice]  # role name -> model for its agents
+    manager_llm: LLMChoice | None = None
+    summarizer_llm: LLMChoice | None = None
+    seed: int | None = Field(default=None, ge=0)
+    name_template: str = Field(default="{role}_{n}", min_length=3, max_length=60)
+    variant: dict[str, str] = Field(default_factory=dict)  # section -> chosen variant (sweeps)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ConversationSpec:
+        if self.total_messages % 2:
+            raise ValueError(
+                f"total_messages must be even (got {self.total_messages}), as in the reference tool"
+            )
+        if self.days * MIN_MESSAGES_PER_DAY > self.total_messages:
+            raise ValueError(
+                f"{self.days} days need at least {self.days * MIN_MESSAGES_PER_DAY} messages "
+                f"({MIN_MESSAGES_PER_DAY} per day); got {self.total_messages}"
+            )
+        for role, count in self.agents.items():
+            if count < 1:
+                raise ValueError(f"role {role!r} needs at least one agent (got {count})")
+        if "{n}" not in self.name_template or "{role}" not in self.name_template:
+            raise ValueError("name_template must contain {role} and {n}, e.g. '{role}_{n}'")
+        if self.speaker_method == "auto" and self.manager_llm is None:
+            raise ValueError("speaker_method 'auto' needs a manager_llm")
+        if set(self.role_llms) != set(self.agents):
+            raise ValueError("role_llms must name a model for exactly the roles in agents")
+        return self
+
+    def check_against(self, experiment: Experiment) -> None:
+        """Roles must be the experiment's, every one present."""
+        names = {r.name for r in experiment.roles}
+        unknown = set(self.agents) - names
+        if unknown:
+            raise ValueError(f"unknown role {sorted(unknown)[0]!r}; the roles are {sorted(names)}")
+        missing = names - set(self.agents)
+        if missing:
+            raise ValueError(f"no agent count for role {sorted(missing)[0]!r}")
+
+
+def split_messages(total: int, days: int) -> list[int]:
+    """Messages per day, as even as possible, earlier days taking the remainder."""
+    base, extra = divmod(total, days)
+    return [base + (1 if day < extra else 0) for day in range(days)]

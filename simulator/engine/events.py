@@ -1,0 +1,59 @@
+"""What the engine tells the outside world. The CLI renders these; the core never prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DaysPlanned:
+    conversation_id: str
+    split: list[int]
+    agents: list[tuple[str, str, str]]  # (name, role, model)
+
+
+@dataclass(frozen=True)
+class DayStarted:
+    conversation_id: str
+    day: int
+    opening: str
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    conversation_id: str
+    day: int
+    index: int
+    speaker: str
+
+
+@dataclass(frozen=True)
+class MessageStored:
+    conversation_id: str
+    day: int
+    index: int
+    speaker: str
+    role: str
+    text: str
+    trimmed: bool
+    empty: bool
+    fallback: bool
+    tokens_out: int | None
+
+
+@dataclass(frozen=True)
+class DaySummarised:
+    conversation_id: str
+    day: int
+    summary: str
+
+
+@dataclass(frozen=True)
+class ConversationFinished:
+    conversation_id: str
+    status: str
+    error: str | None
+    counters: dict
+
+
+Event = DaysPlanned | DayStarted | TurnStarted | MessageStored | DaySummarised | ConversationFinished

@@ -1,0 +1,57 @@
+"""`auto` speaker selection: a manager LLM picks; bad picks get feedback, then round robin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from simulator.domain.experiment import LLMChoice
+from simulator.domain.params import GenerationParams
+from simulator.engine.speakers import Pick, RoundRobin, TurnState, find_agent_names
+from simulator.llm.base import BackendError
+from simulator.llm.retry import Attempt, ResilientBackend
+from simulator.prompting.transcript import Line, manager_feedback, manager_messages
+
+CallRecorderFactory = Callable[[str, int, int, list[dict], GenerationParams], Callable[[Attempt], None]]
+
+
+class ManagerPicks:
+    """Asks the manager; an answer naming no agent or several is re-asked with feedback."""
+
+    def __init__(
+        self,
+        backend: ResilientBackend,
+        choice: LLMChoice,
+        opening: Callable[[int], str],
+        record: CallRecorderFactory,
+        max_feedback_rounds: int = 2,
+    ):
+        self._backend = backend
+        self._params = choice.params.merge(GenerationParams(max_tokens=choice.params.max_tokens or 20))
+        self._opening = opening
+        self._record = record
+        self._rounds = max_feedback_rounds
+
+    async def next_speaker(self, state: TurnState) -> Pick:
+        names = [a.name for a in state.agents]
+        lines = [Line(s, t) for s, t in state.transcript]
+        messages = manager_messages([(a.name, a.role) for a in state.agents], self._opening(state.day), lines)
+        notes: list[str] = []
+        for round_number in range(self._rounds + 1):
+            on_attempt = self._record("manager_pick", state.day, state.turn, messages, self._params)
+            try:
+                completion = await self._backend.chat(messages, self._params, on_attempt=on_attempt)
+            except BackendError as exc:
+                notes.append(f"manager call failed: {exc}")
+                break
+            found = find_agent_names(completion.text, names)
+            if len(found) == 1:
+                return Pick(found[0], notes=tuple(notes))
+            several = len(found) > 1
+            notes.append(f"round {round_number + 1}: answer named {len(found)} agents")
+            messages = [
+                *messages,
+                {"role": "assistant", "content": completion.text},
+                {"role": "user", "content": manager_feedback(completion.text, names, several)},
+            ]
+        fallback = await RoundRobin().next_speaker(state)
+        return Pick(fallback.name, fallback=True, notes=(*notes, "fell back to round robin"))

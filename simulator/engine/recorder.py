@@ -1,0 +1,130 @@
+"""The recorder: every message and every call is written the moment it exists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from simulator.domain.experiment import LLMChoice
+from simulator.domain.params import GenerationParams
+from simulator.llm.retry import Attempt
+from simulator.prompting.transcript import Line
+from simulator.store.clock import now
+from simulator.store.store import Store
+
+COUNTER_NAMES = (
+    "messages", "calls", "failed_calls", "tokens_in", "tokens_out", "trimmed", "empty",
+    "fallbacks", "summaries",
+)
+
+
+@dataclass
+class Progress:
+    """What a conversation already holds, so a resumed run continues exactly where it stopped."""
+
+    lines_by_day: dict[int, list[Line]] = field(default_factory=dict)
+    summaries: list[str] = field(default_factory=list)
+    messages: int = 0
+    last_speaker: str | None = None
+
+
+class StoreRecorder:
+    def __init__(self, store: Store, conversation_id: str):
+        self.store = store
+        self.conversation_id = conversation_id
+        self.counters = dict.fromkeys(COUNTER_NAMES, 0)
+        self._call_seq = 0
+
+    def load_progress(self) -> Progress:
+        progress = Progress()
+        for doc in self.store.messages.for_conversation(self.conversation_id):
+            progress.lines_by_day.setdefault(doc["day"], []).append(Line(doc["speaker"], doc["text"]))
+            progress.messages += 1
+            progress.last_speaker = doc["speaker"]
+            self._count_message(doc)
+        summaries = self.store.conversations.summaries(self.conversation_id)
+        progress.summaries = [s["text"] for s in summaries]
+        self.counters["summaries"] = len(summaries)
+        calls = self.store.calls.for_conversation(self.conversation_id)
+        self._call_seq = max((c["seq"] for c in calls), default=0)
+        for call in calls:
+            self._count_call(call)
+        return progress
+
+    def mark(self, status: str, error: str | None = None) -> None:
+        self.store.conversations.set_status(self.conversation_id, status, error)
+        self.store.conversations.set_counters(self.conversation_id, dict(self.counters))
+
+    def call_recorder(
+        self, purpose: str, day: int, index: int, agent: str | None, choice: LLMChoice,
+        messages: list[dict], params: GenerationParams,
+    ) -> Callable[[Attempt], None]:
+        """An `on_attempt` callback that writes one ledger row per attempt."""
+        digest = self.store.calls.store_prompt(messages)
+
+        def record(attempt: Attempt) -> None:
+            self._call_seq += 1
+            completion = attempt.completion
+            doc = {
+                "conversation_id": self.conversation_id,
+                "seq": self._call_seq,
+                "purpose": purpose,
+                "day": day,
+                "index": index,
+                "agent": agent,
+                "model": choice.model,
+                "base_url": choice.base_url,
+                "params": params.as_dict(),
+                "prompt_hash": digest,
+                "attempt": attempt.number,
+                "response": completion.text if completion else None,
+                "tokens_in": completion.tokens_in if completion else None,
+                "tokens_out": completion.tokens_out if completion else None,
+                "latency_s": round(attempt.latency_s, 4),
+                "waited_s": round(attempt.waited_s, 4),
+                "model_identity": completion.model_identity if completion else None,
+                "ignored_params": completion.ignored_params if completion else [],
+                "error": attempt.error,
+                "error_kind": attempt.error_kind,
+                "created_at": attempt.started_at,
+            }
+            doc["_id"] = self.store.calls.insert(doc)
+            self._count_call(doc)
+
+        return record
+
+    def record_message(self, doc: dict) -> bool:
+        full = {"conversation_id": self.conversation_id, "created_at": now(), **doc}
+        inserted = self.store.messages.insert(full)
+        if inserted:
+            self._count_message(full)
+            self.store.conversations.set_counters(self.conversation_id, dict(self.counters))
+        return inserted
+
+    def record_summary(self, day: int, text: str, raw: str, model: str, all_texts: list[str]) -> None:
+        summary = {
+            "_id": f"{self.conversation_id}-d{day:03d}",
+            "conversation_id": self.conversation_id,
+            "day": day,
+            "text": text,
+            "raw_text": raw,
+            "model": model,
+            "created_at": now(),
+            "schema_version": 1,
+        }
+        listed = [{"day": i + 1, "text": t} for i, t in enumerate(all_texts)]
+        self.store.conversations.add_summary(self.conversation_id, summary, listed)
+        self.counters["summaries"] = len(all_texts)
+        self.store.conversations.set_counters(self.conversation_id, dict(self.counters))
+
+    def _count_message(self, doc: dict) -> None:
+        self.counters["messages"] += 1
+        self.counters["trimmed"] += int(bool(doc.get("trimmed")))
+        self.counters["empty"] += int(bool(doc.get("empty")))
+        self.counters["fallbacks"] += int(bool(doc.get("speaker_fallback")))
+
+    def _count_call(self, doc: dict) -> None:
+        self.counters["calls"] += 1
+        self.counters["failed_calls"] += int(doc.get("error") is not None)
+        self.counters["tokens_in"] += doc.get("tokens_in") or 0
+        self.counters["tokens_out"] += doc.get("tokens_out") or 0

@@ -1,0 +1,79 @@
+"""What each participant is sent: pure functions from a day's record to chat messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from simulator.prompting.templates import fill, load_template
+
+RESEARCHER = "Researcher"
+
+
+@dataclass(frozen=True)
+class Line:
+    speaker: str
+    text: str
+
+
+def day_opening(starting_message: str, summaries: Sequence[str]) -> str:
+    """The researcher's starting message followed by every earlier day's summary."""
+    parts = [starting_message.strip()]
+    for day, summary in enumerate(summaries, start=1):
+        parts.append(f"Day {day} summary:\n{summary.strip()}")
+    return "\n\n".join(parts)
+
+
+def agent_messages(system_prompt: str, opening: str, lines: Sequence[Line], me: str) -> list[dict]:
+    """System prompt, the opening, then the day: own lines as assistant, others' as `Name: text`.
+
+    Consecutive user turns are merged so strict chat templates (user/assistant alternation)
+    accept the conversation.
+    """
+    messages: list[dict] = [{"role": "system", "content": system_prompt}]
+    _append(messages, "user", f"{RESEARCHER}: {opening}")
+    for line in lines:
+        if line.speaker == me:
+            _append(messages, "assistant", line.text)
+        else:
+            _append(messages, "user", f"{line.speaker}: {line.text}")
+    if messages[-1]["role"] == "assistant":
+        _append(messages, "user", f"{RESEARCHER}: {me}, it is your turn again.")
+    return messages
+
+
+def _append(messages: list[dict], role: str, content: str) -> None:
+    if messages and messages[-1]["role"] == role and role != "system":
+        messages[-1] = {"role": role, "content": messages[-1]["content"] + "\n\n" + content}
+    else:
+        messages.append({"role": role, "content": content})
+
+
+def format_transcript(opening: str, lines: Sequence[Line]) -> str:
+    rows = [f"{RESEARCHER}: {opening}"]
+    rows.extend(f"{line.speaker}: {line.text}" for line in lines)
+    return "\n".join(rows)
+
+
+def summarizer_messages(system_prompt: str | None, day: int, opening: str, lines: Sequence[Line]) -> list[dict]:
+    template = load_template("summarizer")
+    system = system_prompt or template["default_system"]
+    user = fill(template["user"], day=str(day), transcript=format_transcript(opening, lines))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def manager_messages(agents: Sequence[tuple[str, str]], opening: str, lines: Sequence[Line]) -> list[dict]:
+    """`agents` are (name, role) pairs."""
+    template = load_template("manager")
+    roster = "\n".join(f"- {name} ({role})" for name, role in agents)
+    names = ", ".join(name for name, _ in agents)
+    return [
+        {"role": "system", "content": fill(template["system"], agents=roster, names=names)},
+        {"role": "user", "content": fill(template["user"], transcript=format_transcript(opening, lines), names=names)},
+    ]
+
+
+def manager_feedback(answer: str, names: Sequence[str], several: bool) -> str:
+    template = load_template("manager")
+    key = "feedback_several" if several else "feedback_none"
+    return fill(template[key], answer=answer.strip()[:200], names=", ".join(names))

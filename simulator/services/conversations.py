@@ -1,0 +1,182 @@
+"""Conversation operations shared by `llm-sim run`, `conversation …` and the menus."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from simulator.domain.conversation import ConversationSpec, split_messages
+from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.yaml_io import validation_to_user_error
+from simulator.engine import events as ev
+from simulator.engine.agents import build_agents
+from simulator.engine.conversation import ConversationRun, run_conversation
+from simulator.engine.llm_access import LLMAccess
+from simulator.engine.recorder import StoreRecorder
+from simulator.engine.speakers import InputFunction
+from simulator.errors import UserError
+from simulator.llm.base import FatalBackendError
+from simulator.services.experiments import ExperimentView, parse_counts
+from simulator.store.store import Store
+
+KIND = "conversation"
+
+
+def choose_llm(experiment: Experiment, model: str | None, field: str) -> LLMChoice:
+    """A model string to an LLM choice: the experiment's own (with its parameters) if listed."""
+    if model is None:
+        return experiment.llms[0]
+    for choice in experiment.llms:
+        if choice.model == model.strip():
+            return choice
+    try:
+        return LLMChoice(model=model)
+    except ValidationError as exc:
+        raise UserError(exc.errors()[0]["msg"].removeprefix("Value error, "), field=field,
+                        fix="use a model string such as local:smollm2 or ollama:llama3") from None
+
+
+def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:
+    chosen: dict[str, str] = {}
+    for pair in pairs:
+        role_name, sep, model = pair.partition("=")
+        if not sep or not model.strip():
+            raise UserError(f"{pair!r} is not ROLE=MODEL", field="--llm-for",
+                            fix="write e.g. --llm-for prisoner=ollama:llama3")
+        try:
+            role = experiment.role(role_name)
+        except KeyError as exc:
+            raise UserError(str(exc.args[0]), field="--llm-for", fix="use one of the experiment's roles") from None
+        chosen[role.name] = model.strip()
+    return chosen
+
+
+def build_spec(
+    view: ExperimentView,
+    *,
+    agents: str,
+    total_messages: int,
+    days: int = 1,
+    speaker: str = "round_robin",
+    llm: str | None = None,
+    llm_for: tuple[str, ...] = (),
+    manager_llm: str | None = None,
+    summarizer_llm: str | None = None,
+    seed: int | None = None,
+) -> ConversationSpec:
+    """Validate every choice against the experiment; raise one UserError naming the field."""
+    experiment = view.experiment
+    counts = parse_counts(agents, experiment, field="--agents")
+    per_role = parse_role_models(llm_for, experiment)
+    default = choose_llm(experiment, llm, "--llm")
+    role_llms = {r.name: choose_llm(experiment, per_role[r.name], "--llm-for") if r.name in per_role else default
+                 for r in experiment.roles}
+    manager = choose_llm(experiment, manager_llm, "--manager-llm") if (manager_llm or speaker == "auto") else None
+    summarizer = choose_llm(experiment, summarizer_llm, "--summarizer-llm") if summarizer_llm else default
+    data = {
+        "agents": counts, "total_messages": total_messages, "days": days, "speaker_method": speaker,
+        "role_llms": role_llms, "manager_llm": manager, "summarizer_llm": summarizer, "seed": seed,
+    }
+    try:
+        spec = ConversationSpec.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_user_error(exc, "conversation", source=None, marks={}) from None
+    return spec
+
+
+
+def create(store: Store, view: ExperimentView, spec: ConversationSpec, user: str, extra: dict | None = None) -> dict:
+    """Store a pending conversation holding the spec and a snapshot of the experiment."""
+    agents = build_agents(view.experiment, spec)
+    store.users.ensure(user)
+    return store.conversations.create({
+        "experiment_id": view.id,
+        "experiment_version": view.version,
+        "owner": user,
+        "spec": spec.model_dump(mode="json"),
+        "experiment": view.experiment.model_dump(mode="json"),
+        "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
+        "day_split": split_messages(spec.total_messages, spec.days),
+        **(extra or {}),
+    })
+
+
+async def preflight(spec: ConversationSpec, llms: LLMAccess) -> None:
+    """Check every model before anything is written; a failure is a UserError (exit 2)."""
+    choices = [*spec.role_llms.values(), *(c for c in (spec.manager_llm, spec.summarizer_llm) if c)]
+    try:
+        await llms.preflight(choices)
+    except FatalBackendError as exc:
+        raise UserError(str(exc)) from None
+
+
+@dataclass
+class RunOutcome:
+    conversation_id: str
+    status: str
+    error: str | None
+    counters: dict
+
+
+async def run(
+    store: Store,
+    conversation_id: str,
+    llms: LLMAccess,
+    on_event: Callable[[ev.Event], None] = lambda e: None,
+    stop: asyncio.Event | None = None,
+    manual_input: InputFunction | None = None,
+) -> RunOutcome:
+    doc = store.conversations.get(conversation_id)
+    experiment = Experiment.model_validate(doc["experiment"])
+    spec = ConversationSpec.model_validate(doc["spec"])
+    recorder = StoreRecorder(store, conversation_id)
+    conversation = ConversationRun(conversation_id, experiment, spec, llms, recorder, on_event,
+                                   stop or asyncio.Event(), manual_input)
+    status = await run_conversation(conversation)
+    final = store.conversations.get(conversation_id)
+    return RunOutcome(conversation_id, status, final.get("error"), final.get("counters", {}))
+
+
+def list_docs(store: Store, user: str, experiment_id: str | None = None, mine: bool = False) -> list[dict]:
+    docs = store.conversations.list(experiment_id=experiment_id, owner=user if mine else None)
+    starred = store.users.favourites(user, KIND)
+    for doc in docs:
+        doc["favourite"] = doc["_id"] in starred
+    docs.sort(key=lambda d: not d["favourite"])
+    return docs
+
+
+def transcript(store: Store, conversation_id: str) -> dict:
+    """The conversation document, its messages and summaries, for display or --json."""
+    doc = store.conversations.get(conversation_id)
+    return {
+        "conversation": doc,
+        "messages": store.messages.for_conversation(conversation_id),
+        "summaries": store.conversations.summaries(conversation_id),
+    }
+
+
+def prompts(store: Store, conversation_id: str) -> list[dict]:
+    """Every call of the conversation with the exact messages it sent, in order."""
+    store.conversations.get(conversation_id)
+    rows = []
+    for call in store.calls.for_conversation(conversation_id):
+        rows.append({**call, "messages": store.calls.prompt(call["prompt_hash"])})
+    return rows
+
+
+def set_favourite(store: Store, conversation_id: str, user: str, favourite: bool) -> None:
+    store.conversations.get(conversation_id)
+    store.users.ensure(user)
+    store.users.set_favourite(user, KIND, conversation_id, favourite)
+
+
+def delete(store: Store, conversation_id: str, user: str) -> None:
+    store.conversations.require_owner(conversation_id, user, "delete")
+    store.messages.delete_for(conversation_id)
+    store.calls.delete_for(conversation_id)
+    store.conversations.delete(conversation_id)
+    store.users.forget_target(KIND, conversation_id)

@@ -1,0 +1,105 @@
+"""Conversations: spec, status (pending → running → done | failed | interrupted), summaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError
+
+from simulator.domain.ids import new_id
+from simulator.errors import NotFound, PermissionRefused
+from simulator.store.clock import now
+
+SCHEMA_VERSION = 1
+STATUSES = ("pending", "running", "done", "failed", "interrupted")
+
+
+class ConversationsRepository:
+    def __init__(self, db: Any):
+        self._col = db.conversations
+        self._summaries = db.summaries
+
+    def ensure_indexes(self) -> None:
+        self._col.create_index([("experiment_id", 1), ("created_at", -1)])
+        self._col.create_index([("sweep_id", 1), ("status", 1)])
+        self._col.create_index("key", unique=True)
+        self._summaries.create_index([("conversation_id", 1), ("day", 1)])
+
+    def create(self, doc: dict) -> dict:
+        """Insert a pending conversation; `doc` holds spec, experiment snapshot, agents, owner."""
+        for _ in range(8):
+            conversation_id = new_id("conv")
+            full = {
+                "_id": conversation_id,
+                "key": conversation_id,  # sweeps set a deterministic key instead
+                "schema_version": SCHEMA_VERSION,
+                "status": "pending",
+                "error": None,
+                "summaries": [],
+                "counters": {},
+                "created_at": now(),
+                "started_at": None,
+                "finished_at": None,
+                **doc,
+            }
+            try:
+                self._col.insert_one(full)
+                return full
+            except DuplicateKeyError as exc:
+                if doc.get("key") and "key" in str(exc):
+                    raise
+        raise RuntimeError("could not allocate a unique conversation id")
+
+    def get(self, conversation_id: str) -> dict:
+        doc = self._col.find_one({"_id": conversation_id})
+        if doc is None:
+            raise NotFound(
+                f"no conversation with id {conversation_id!r}",
+                fix="run 'llm-sim conversation list' to see the ids",
+            )
+        return doc
+
+    def list(self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0) -> list[dict]:
+        query: dict = {}
+        if experiment_id:
+            query["experiment_id"] = experiment_id
+        if owner:
+            query["owner"] = owner
+        return list(self._col.find(query).sort("created_at", -1).limit(limit))
+
+    def set_status(self, conversation_id: str, status: str, error: str | None = None) -> None:
+        assert status in STATUSES
+        changes: dict = {"status": status, "error": error}
+        if status == "running":
+            changes["started_at"] = now()
+        elif status in ("done", "failed", "interrupted"):
+            changes["finished_at"] = now()
+        self._col.update_one({"_id": conversation_id}, {"$set": changes})
+
+    def set_counters(self, conversation_id: str, counters: dict) -> None:
+        self._col.update_one({"_id": conversation_id}, {"$set": {"counters": counters}})
+
+    def add_summary(self, conversation_id: str, summary: dict, all_summaries: list[dict]) -> None:
+        """Stored on its own, and the whole list on the conversation (no $push: see DESIGN)."""
+        try:
+            self._summaries.insert_one(summary)
+        except DuplicateKeyError:
+            pass
+        self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": all_summaries}})
+
+    def summaries(self, conversation_id: str) -> list[dict]:
+        return list(self._summaries.find({"conversation_id": conversation_id}).sort("day", 1))
+
+    def require_owner(self, conversation_id: str, actor: str, action: str) -> dict:
+        doc = self.get(conversation_id)
+        if doc["owner"] != actor:
+            raise PermissionRefused(
+                f"conversation {conversation_id} belongs to {doc['owner']!r}; only its owner may "
+                f"{action} it (you are {actor!r})",
+                fix=f"ask {doc['owner']} to do it",
+            )
+        return doc
+
+    def delete(self, conversation_id: str) -> None:
+        self._col.delete_one({"_id": conversation_id})
+        self._summaries.delete_many({"conversation_id": conversation_id})

@@ -14,12 +14,51 @@ Pronoun = Literal["he", "she", "it", "they"]
 
 
 class Section(BaseModel):
-    """A titled block of prompt text. The first private section of a role is its starting prompt."""
+    """A titled block of prompt text. The first private section of a role is its starting prompt.
+
+    `variants` are named alternatives a sweep can choose between; `content` is the variant named
+    `default_variant`. A variant whose content is null leaves the section out ("blank" / "off").
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     title: str = Field(min_length=1, max_length=120)
     content: str = Field(default="", max_length=50_000)
+    default_variant: str | None = Field(default=None, min_length=1, max_length=60)
+    variants: dict[str, str | None] | None = None
+
+    @model_validator(mode="after")
+    def _variants_named(self) -> Section:
+        if self.variants is not None:
+            if not self.variants:
+                raise ValueError(f"section {self.title!r} lists an empty variants mapping")
+            name = self.default_variant or "default"
+            if name in self.variants:
+                raise ValueError(
+                    f"section {self.title!r}: variant {name!r} is the section's own content; "
+                    "do not list it under variants"
+                )
+        return self
+
+    def variant_names(self) -> list[str]:
+        """All choices for this section, the section's own content first."""
+        return [self.default_variant or "default", *(self.variants or {})]
+
+    def with_variant(self, name: str) -> Section | None:
+        """This section with the named variant's content, or None when that variant is blank."""
+        own = self.default_variant or "default"
+        if name == own:
+            content: str | None = self.content
+        elif self.variants and name in self.variants:
+            content = self.variants[name]
+        else:
+            raise KeyError(
+                f"section {self.title!r} has no variant {name!r}; its variants are "
+                + ", ".join(self.variant_names())
+            )
+        if content is None:
+            return None
+        return Section(title=self.title, content=content)
 
 
 class Role(BaseModel):
@@ -87,6 +126,11 @@ class Experiment(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Experiment:
         _reject_duplicates([r.name.lower() for r in self.roles], "role names")
+        for role in self.roles:
+            if role.sections[0].variants and None in role.sections[0].variants.values():
+                raise ValueError(
+                    f"the starting prompt of role {role.name!r} cannot have a blank variant"
+                )
         _reject_duplicates([r.tag for r in self.roles], "role placeholder names")
         _reject_duplicates([s.title for s in self.shared_sections], "shared section titles")
         _reject_duplicates([s.title for s in self.summarizer_sections], "summarizer section titles")
@@ -114,12 +158,20 @@ class Experiment(BaseModel):
         found = [("starting_message", self.starting_message)]
         for i, role in enumerate(self.roles):
             for j, section in enumerate(role.sections):
-                found.append((f"roles[{i}].sections[{j}].content", section.content))
+                found.extend(_section_texts(section, f"roles[{i}].sections[{j}]"))
         for j, section in enumerate(self.shared_sections):
-            found.append((f"shared_sections[{j}].content", section.content))
+            found.extend(_section_texts(section, f"shared_sections[{j}]"))
         for j, section in enumerate(self.summarizer_sections):
             found.append((f"summarizer_sections[{j}].content", section.content))
         return found
+
+
+def _section_texts(section: Section, path: str) -> list[tuple[str, str]]:
+    texts = [(f"{path}.content", section.content)]
+    for name, content in (section.variants or {}).items():
+        if content is not None:
+            texts.append((f"{path}.variants.{name}", content))
+    return texts
 
 
 def _reject_duplicates(values: list[str], what: str) -> None:

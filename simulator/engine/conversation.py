@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.variants import apply_variants
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
@@ -66,6 +67,8 @@ async def run_conversation(run: ConversationRun) -> str:
 
 class _Runner:
     def __init__(self, run: ConversationRun):
+        if run.spec.variant:
+            run.experiment = apply_variants(run.experiment, run.spec.variant)
         self.run_ = run
         self.spec = run.spec
         self.agents = build_agents(run.experiment, run.spec)

@@ -152,6 +152,9 @@ def test_second_user_cannot_delete_but_can_duplicate(spawn, sim):
     bob.menu(title, "x")
     bob.expect(f"Experiment {exp_id} belongs to alice; only its owner may delete it.")
     bob.menu(title, "d")
+    bob.menu(f"Duplicate of {exp_id} as 'Prison experiment (copy)'", "r")
+    bob.answer("Role names (comma-separated", CTRL_C)  # leaves this change, keeps the copy
+    bob.expect("Change cancelled.")
     bob.menu(f"Duplicate of {exp_id} as 'Prison experiment (copy)'", "v")
     copy_id = bob.expect(r"Created copy exp_[0-9a-z]+", regex=True).split()[-1]
     bob.menu(f"Experiment {copy_id}: Prison experiment (copy)", "b")

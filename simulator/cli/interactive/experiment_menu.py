@@ -124,7 +124,7 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
         else:
             data = draft.to_data()
             try:
-                duplicate = service.duplicate(
+                made = service.duplicate(
                     app.store, view.id, app.user, name=draft.name,
                     changes={key: data[key] for key in COPY_FIELDS},
                 )
@@ -133,10 +133,10 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
                 current = draft.blame(error.render())[0]
                 continue
             app.console.print(
-                f"Created copy {duplicate.id} ({duplicate.experiment.name}); now showing your copy.",
+                f"Created copy {made.id} ({made.experiment.name}); now showing your copy.",
                 markup=False,
             )
-            return duplicate.id
+            return made.id
 
 
 def _change(draft: Draft, step: Callable[[Draft, bool], None]) -> Draft:

@@ -44,7 +44,7 @@ class ExperimentView:
         }
 
     def to_json(self) -> dict:
-        return {**self.summary(), "experiment": self.experiment.model_dump(mode="json")}
+        return {**self.summary(), "experiment": self.experiment.model_dump(mode="json", exclude_none=True)}
 
 
 def _iso(moment: object) -> str | None:

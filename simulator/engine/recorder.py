@@ -18,6 +18,10 @@ COUNTER_NAMES = (
 )
 
 
+class TranscriptTaken(Exception):
+    """Another worker wrote this conversation's next message first."""
+
+
 @dataclass
 class Progress:
     """What a conversation already holds, so a resumed run continues exactly where it stopped."""
@@ -29,9 +33,17 @@ class Progress:
 
 
 class StoreRecorder:
-    def __init__(self, store: Store, conversation_id: str):
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str,
+        on_call: Callable[[dict], None] | None = None,
+        lease_owner: str | None = None,
+    ):
         self.store = store
         self.conversation_id = conversation_id
+        self._on_call = on_call
+        self._owner = lease_owner  # sweeps: status writes only while this worker holds the lease
         self.counters = dict.fromkeys(COUNTER_NAMES, 0)
         self._call_seq = 0
 
@@ -52,8 +64,8 @@ class StoreRecorder:
         return progress
 
     def mark(self, status: str, error: str | None = None) -> None:
-        self.store.conversations.set_status(self.conversation_id, status, error)
-        self.store.conversations.set_counters(self.conversation_id, dict(self.counters))
+        self.store.conversations.set_status(self.conversation_id, status, error, self._owner)
+        self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
 
     def call_recorder(
         self, purpose: str, day: int, index: int, agent: str | None, choice: LLMChoice,
@@ -90,16 +102,22 @@ class StoreRecorder:
             }
             doc["_id"] = self.store.calls.insert(doc)
             self._count_call(doc)
+            if self._on_call is not None:
+                self._on_call(doc)
 
         return record
 
-    def record_message(self, doc: dict) -> bool:
+    def record_message(self, doc: dict) -> None:
+        """Insert a message; a message already stored at that place means another worker has
+        taken this conversation over, so this run must stop rather than fork the transcript."""
         full = {"conversation_id": self.conversation_id, "created_at": now(), **doc}
-        inserted = self.store.messages.insert(full)
-        if inserted:
-            self._count_message(full)
-            self.store.conversations.set_counters(self.conversation_id, dict(self.counters))
-        return inserted
+        if not self.store.messages.insert(full):
+            raise TranscriptTaken(
+                f"message {doc['index'] + 1} of day {doc['day']} of {self.conversation_id} was "
+                "already stored by another run"
+            )
+        self._count_message(full)
+        self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
 
     def record_summary(self, day: int, text: str, raw: str, model: str, all_texts: list[str]) -> None:
         summary = {
@@ -115,7 +133,7 @@ class StoreRecorder:
         listed = [{"day": i + 1, "text": t} for i, t in enumerate(all_texts)]
         self.store.conversations.add_summary(self.conversation_id, summary, listed)
         self.counters["summaries"] = len(all_texts)
-        self.store.conversations.set_counters(self.conversation_id, dict(self.counters))
+        self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
 
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1

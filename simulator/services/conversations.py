@@ -128,11 +128,17 @@ async def run(
     on_event: Callable[[ev.Event], None] = lambda e: None,
     stop: asyncio.Event | None = None,
     manual_input: InputFunction | None = None,
+    experiment: Experiment | None = None,
+    on_call: Callable[[dict], None] | None = None,
+    lease_owner: str | None = None,
 ) -> RunOutcome:
+    """Run or resume one stored conversation. A sweep passes its experiment snapshot."""
     doc = store.conversations.get(conversation_id)
-    experiment = Experiment.model_validate(doc["experiment"])
+    if experiment is None:
+        snapshot = doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
+        experiment = Experiment.model_validate(snapshot)
     spec = ConversationSpec.model_validate(doc["spec"])
-    recorder = StoreRecorder(store, conversation_id)
+    recorder = StoreRecorder(store, conversation_id, on_call=on_call, lease_owner=lease_owner)
     conversation = ConversationRun(conversation_id, experiment, spec, llms, recorder, on_event,
                                    stop or asyncio.Event(), manual_input)
     status = await run_conversation(conversation)
@@ -152,6 +158,8 @@ def list_docs(store: Store, user: str, experiment_id: str | None = None, mine: b
 def transcript(store: Store, conversation_id: str) -> dict:
     """The conversation document, its messages and summaries, for display or --json."""
     doc = store.conversations.get(conversation_id)
+    if "experiment" not in doc and doc.get("sweep_id"):
+        doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
     return {
         "conversation": doc,
         "messages": store.messages.for_conversation(conversation_id),

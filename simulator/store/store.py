@@ -10,6 +10,7 @@ from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
 from simulator.store.repositories.messages import MessagesRepository
+from simulator.store.repositories.sweeps import SweepsRepository
 from simulator.store.repositories.users import UsersRepository
 
 
@@ -21,6 +22,7 @@ class Store:
     conversations: ConversationsRepository
     messages: MessagesRepository
     calls: CallsRepository
+    sweeps: SweepsRepository
 
     @property
     def db(self):
@@ -40,8 +42,10 @@ def open_store(connection: Connection) -> Store:
         ConversationsRepository(db),
         MessagesRepository(db),
         CallsRepository(db),
+        SweepsRepository(db, connection.lock_path),
     )
-    for repo in (store.users, store.experiments, store.conversations, store.messages, store.calls):
+    repos = (store.users, store.experiments, store.conversations, store.messages, store.calls, store.sweeps)
+    for repo in repos:
         repo.ensure_indexes()
     migrate(db)
     return store

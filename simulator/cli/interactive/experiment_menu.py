@@ -14,6 +14,7 @@ from pathlib import Path
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
+from simulator.cli.interactive.conversation_menu import browse, perform
 from simulator.cli.interactive.create import STEPS, preview
 from simulator.cli.interactive.draft import Draft
 from simulator.cli.render import experiment_detail
@@ -168,6 +169,8 @@ ENTRIES: list[MenuEntry] = [
     MenuEntry("Update (favourite, note)", update, "u"),
     MenuEntry("Export to YAML", export, "e"),
     MenuEntry("Delete", delete, "x"),
+    MenuEntry("Perform conversation", perform, "p"),
+    MenuEntry("Conversations", browse, "c"),
 ]
 
 

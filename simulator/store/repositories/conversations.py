@@ -25,23 +25,27 @@ class ConversationsRepository:
         self._col.create_index("key", unique=True)
         self._summaries.create_index([("conversation_id", 1), ("day", 1)])
 
+    @staticmethod
+    def new_document(doc: dict) -> dict:
+        """A pending conversation document; `doc` holds spec, agents, owner and the like."""
+        conversation_id = new_id("conv")
+        return {
+            "_id": conversation_id,
+            "key": conversation_id,  # sweeps set a deterministic key instead
+            "schema_version": SCHEMA_VERSION,
+            "status": "pending",
+            "error": None,
+            "summaries": [],
+            "counters": {},
+            "created_at": now(),
+            "started_at": None,
+            "finished_at": None,
+            **doc,
+        }
+
     def create(self, doc: dict) -> dict:
-        """Insert a pending conversation; `doc` holds spec, experiment snapshot, agents, owner."""
         for _ in range(8):
-            conversation_id = new_id("conv")
-            full = {
-                "_id": conversation_id,
-                "key": conversation_id,  # sweeps set a deterministic key instead
-                "schema_version": SCHEMA_VERSION,
-                "status": "pending",
-                "error": None,
-                "summaries": [],
-                "counters": {},
-                "created_at": now(),
-                "started_at": None,
-                "finished_at": None,
-                **doc,
-            }
+            full = self.new_document(doc)
             try:
                 self._col.insert_one(full)
                 return full
@@ -67,17 +71,24 @@ class ConversationsRepository:
             query["owner"] = owner
         return list(self._col.find(query).sort("created_at", -1).limit(limit))
 
-    def set_status(self, conversation_id: str, status: str, error: str | None = None) -> None:
+    @staticmethod
+    def _guard(conversation_id: str, lease_owner: str | None) -> dict:
+        """A worker that lost its lease must not overwrite the new owner's writes."""
+        return {"_id": conversation_id, **({"lease_owner": lease_owner} if lease_owner else {})}
+
+    def set_status(
+        self, conversation_id: str, status: str, error: str | None = None, lease_owner: str | None = None
+    ) -> None:
         assert status in STATUSES
         changes: dict = {"status": status, "error": error}
         if status == "running":
             changes["started_at"] = now()
         elif status in ("done", "failed", "interrupted"):
             changes["finished_at"] = now()
-        self._col.update_one({"_id": conversation_id}, {"$set": changes})
+        self._col.update_one(self._guard(conversation_id, lease_owner), {"$set": changes})
 
-    def set_counters(self, conversation_id: str, counters: dict) -> None:
-        self._col.update_one({"_id": conversation_id}, {"$set": {"counters": counters}})
+    def set_counters(self, conversation_id: str, counters: dict, lease_owner: str | None = None) -> None:
+        self._col.update_one(self._guard(conversation_id, lease_owner), {"$set": {"counters": counters}})
 
     def add_summary(self, conversation_id: str, summary: dict, all_summaries: list[dict]) -> None:
         """Stored on its own, and the whole list on the conversation (no $push: see DESIGN)."""

@@ -1,0 +1,213 @@
+"""The experiment menu's 'Perform conversation' and 'Conversations' entries.
+
+Both go through the same services as `llm-sim run` and `llm-sim conversation …`, so a conversation
+started here is the one the commands list, show and delete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import questionary
+
+from simulator.cli.commands import run as run_cmd
+from simulator.cli.context import AppContext
+from simulator.cli.interactive import prompts as ask
+from simulator.cli.transcript_view import show_prompts, show_transcript
+from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
+from simulator.engine.speakers import InputFunction, TurnState
+from simulator.services import conversations as conv_service
+from simulator.services.experiments import ExperimentView
+from simulator.store.clock import as_datetime
+
+SPEAKER_HELP = {
+    "round_robin": ("agents in order, one after another", "r"),
+    "random": ("a random agent, never the same twice in a row", "n"),
+    "role_alternating": ("roles take turns; agents within a role rotate", "l"),
+    "auto": ("a manager LLM picks who speaks next", "a"),
+    "manual": ("you pick who speaks next, every turn", "m"),
+}
+MAX_SHORTCUTS = 36  # questionary refuses shortcut keys on longer lists
+PAGE_CALLS = 20  # more calls than this are shown in a pager
+
+
+# -- Perform conversation ----------------------------------------------------------------------
+
+def _pick_model(app: AppContext, message: str, models: Sequence[str]) -> str:
+    """One of the experiment's LLMs; asked only when there is a choice."""
+    if len(models) == 1:
+        app.console.print(f"{message}: {models[0]}", markup=False)
+        return models[0]
+    return ask.select(message, [(m, m, None) for m in models], default=models[0])
+
+
+def _even(total: int) -> str | None:
+    if total < MIN_MESSAGES_PER_DAY:
+        return f"{total} is too few: a conversation needs at least {MIN_MESSAGES_PER_DAY} messages"
+    if total % 2:
+        return f"{total} is odd: the total must be even, e.g. {total + 1}"
+    return None
+
+
+def manual_picker() -> InputFunction:
+    """The engine's input function for the manual method: a select of the agents' names.
+
+    It runs on the conversation's event loop (`run_async`) and leaves SIGINT alone, so the
+    run's own Ctrl-C handler ("stop after the current turn") stays in place between picks.
+    Ctrl-C at the pick itself stops the conversation at once (marked interrupted).
+    """
+
+    async def pick(state: TurnState) -> str:
+        names = [a.name for a in state.agents]
+        shortcuts = len(names) <= MAX_SHORTCUTS
+        items = [questionary.Choice(f"{a.name} ({a.role})", value=a.name, shortcut_key=shortcuts)
+                 for a in state.agents]
+        after = names.index(state.previous) + 1 if state.previous in names else 0
+        last = f"; last: {state.previous}" if state.previous else ""
+        question = questionary.select(
+            f"Day {state.day}, message {state.turn + 1}{last}. Who speaks next?", items,
+            default=items[after % len(items)], use_shortcuts=shortcuts, use_jk_keys=False,
+        )
+        try:
+            answer = await question.application.run_async(
+                handle_sigint=False, set_exception_handler=False
+            )
+        except EOFError:
+            raise KeyboardInterrupt from None
+        if answer is None:
+            raise KeyboardInterrupt
+        return answer
+
+    return pick
+
+
+def perform(app: AppContext, view: ExperimentView) -> None:
+    """Ask every choice of one conversation, then run it live like `llm-sim run`."""
+    exp = view.experiment
+    models = [choice.model for choice in exp.llms]
+    llm_for = tuple(
+        f"{role.name}={_pick_model(app, f'LLM for role {role.name}', models)}" for role in exp.roles
+    )
+    method = ask.select("How is the next speaker chosen?", [
+        (f"{m} — {SPEAKER_HELP[m][0]}", m, SPEAKER_HELP[m][1]) for m in SPEAKER_METHODS
+    ], default="round_robin")
+    manager = (_pick_model(app, "Manager LLM (picks the speakers)", models)
+               if method == "auto" else None)
+    summarizer = (_pick_model(app, "Summarizer LLM (writes each day's summary)", models)
+                  if exp.summarizer_sections else None)
+    total = ask.ask_number("Total messages (even)", int, _even, default=10)
+    assert total is not None
+    days = ask.ask_int("Days", 1, total // MIN_MESSAGES_PER_DAY, default=1)
+    assert days is not None
+    split = ", ".join(str(n) for n in split_messages(total, days))
+    app.console.print(f"messages per day: {split}", markup=False)
+    counts = {role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
+              for role in exp.roles}
+    seed = ask.ask_int("Seed (blank: none)", 0, 2**32 - 1, optional=True)
+    spec = conv_service.build_spec(
+        view, agents=",".join(f"{name}={n}" for name, n in counts.items()), total_messages=total,
+        days=days, speaker=method, llm=models[0], llm_for=llm_for, manager_llm=manager,
+        summarizer_llm=summarizer, seed=seed,
+    )
+    if not ask.confirm("Start the conversation? (Ctrl-C during it stops after the current turn)",
+                       default=True):
+        app.console.print("Nothing started.")
+        return
+    manual = manual_picker() if method == "manual" else None
+    try:
+        outcome = run_cmd.execute(app, view, spec, False, manual)
+    except KeyboardInterrupt:
+        app.console.print("Stopped at once; the conversation is kept, marked interrupted.")
+        return
+    error = f" ({outcome.error})" if outcome.error else ""
+    app.console.print(
+        f"Conversation {outcome.conversation_id} {outcome.status}{error}; "
+        "see it under Conversations.", markup=False,
+    )
+
+
+# -- Conversations -----------------------------------------------------------------------------
+
+def _label(doc: dict, user: str) -> str:
+    spec = doc["spec"]
+    agents = ", ".join(f"{n} {role}" for role, n in spec["agents"].items())
+    done = (doc.get("counters") or {}).get("messages", 0)
+    owner = f"{doc['owner']} (you)" if doc["owner"] == user else doc["owner"]
+    created = as_datetime(doc["created_at"])
+    star = "★" if doc.get("favourite") else " "
+    return (f"{star} {doc['_id']} — {doc['status']} — {agents} — {done}/{spec['total_messages']} "
+            f"messages — {spec['speaker_method']} — {created:%Y-%m-%d %H:%M} — {owner}")
+
+
+def browse(app: AppContext, view: ExperimentView) -> None:
+    """This experiment's conversations, favourites first; Back returns to the experiment."""
+    while True:
+        docs = conv_service.list_docs(app.store, app.user, experiment_id=view.id)
+        if not docs:
+            app.console.print("No conversations of this experiment yet; "
+                              "use 'Perform conversation'.")
+            return
+        choices = [(_label(d, app.user), d["_id"]) for d in docs] + [("Back", "")]
+        picked = ask.search_select("Which conversation? (type to filter)", choices)
+        if not picked:
+            return
+        _one(app, picked)
+
+
+def _find(app: AppContext, conversation_id: str) -> dict | None:
+    """The listed document (it carries this user's favourite flag); None once deleted."""
+    docs = conv_service.list_docs(app.store, app.user)
+    return next((d for d in docs if d["_id"] == conversation_id), None)
+
+
+def _one(app: AppContext, conversation_id: str) -> None:
+    while True:
+        doc = _find(app, conversation_id)
+        if doc is None:
+            return
+        star = " ★" if doc["favourite"] else ""
+        fav = "Remove from favourites" if doc["favourite"] else "Add to favourites"
+        picked = ask.select(f"Conversation {conversation_id} ({doc['status']}){star}", [
+            ("View", "view", "v"), ("View prompts", "prompts", "p"), (fav, "favourite", "f"),
+            ("Delete", "delete", "x"), ("Back", "back", "b"),
+        ])
+        if picked == "back":
+            return
+        if picked == "view":
+            show_transcript(app.console, conv_service.transcript(app.store, conversation_id))
+        elif picked == "prompts":
+            _prompts(app, conversation_id)
+        elif picked == "favourite":
+            conv_service.set_favourite(app.store, conversation_id, app.user, not doc["favourite"])
+            change = "removed from" if doc["favourite"] else "added to"
+            app.console.print(f"{conversation_id} {change} your favourites.")
+        elif _delete(app, doc):
+            return
+
+
+def _prompts(app: AppContext, conversation_id: str) -> None:
+    """Every call's exact messages; a long ledger goes through the pager."""
+    calls = conv_service.prompts(app.store, conversation_id)
+    if not calls:
+        app.console.print("No calls recorded yet.")
+    elif len(calls) > PAGE_CALLS and app.console.is_terminal:
+        with app.console.pager(styles=True):
+            show_prompts(app.console, calls)
+    else:
+        show_prompts(app.console, calls)
+
+
+def _delete(app: AppContext, doc: dict) -> bool:
+    """Only the owner deletes (after confirming); True when it is gone."""
+    cid = doc["_id"]
+    if doc["owner"] != app.user:
+        app.console.print(f"Conversation {cid} belongs to {doc['owner']}; only its owner may "
+                          "delete it.", markup=False)
+        return False
+    done = (doc.get("counters") or {}).get("messages", 0)
+    if not ask.confirm(f"Delete {cid} with its {done} messages?", default=False):
+        app.console.print("Nothing deleted.")
+        return False
+    conv_service.delete(app.store, cid, app.user)
+    app.console.print(f"Deleted {cid}.")
+    return True

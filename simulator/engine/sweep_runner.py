@@ -1,0 +1,172 @@
+"""Run a sweep: claim conversations under a lease, run many at once, heartbeat, report progress.
+
+Concurrency has two levels: `concurrency` conversations at a time in this worker, and one pool
+per backend endpoint inside LLMAccess. A crashed or killed worker's conversations are taken over
+when its lease expires (at once for dead processes on this machine) and continue from their
+last stored message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from simulator.domain.experiment import Experiment
+from simulator.engine.llm_access import LLMAccess
+from simulator.engine.recorder import TranscriptTaken
+from simulator.services import conversations as conv_service
+from simulator.store.repositories.sweeps import worker_identity
+from simulator.store.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SweepProgress:
+    sweep_id: str
+    total: int
+    done: int
+    failed: int
+    running_here: int
+    remaining: int
+    calls: int
+    tokens: int
+    elapsed_s: float
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        finished = self.done + self.failed - self._start_finished
+        if finished <= 0 or self.elapsed_s <= 0:
+            return None
+        return self.remaining * self.elapsed_s / finished
+
+    _start_finished: int = 0
+
+
+@dataclass
+class SweepRunner:
+    store: Store
+    sweep_id: str
+    llms: LLMAccess
+    concurrency: int = 8
+    lease_ttl_s: float = 60.0
+    heartbeat_s: float = 10.0
+    poll_s: float = 1.0
+    wait_for_others: bool = True  # keep polling while other workers hold leases
+    on_progress: Callable[[SweepProgress], None] = lambda p: None
+    progress_every_s: float = 1.0
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    worker: str = field(default_factory=worker_identity)
+
+    def __post_init__(self) -> None:
+        sweep = self.store.sweeps.get(self.sweep_id)
+        self.experiment = Experiment.model_validate(sweep["experiment"])
+        self._active: dict[str, asyncio.Task] = {}
+        self._calls = 0
+        self._tokens = 0
+        self._started = time.monotonic()
+        self._start_finished = 0
+        self._last_progress = 0.0
+
+    async def run(self) -> SweepProgress:
+        self.store.sweeps.expire_dead_local_leases(self.sweep_id)
+        counts = self.store.sweeps.status_counts(self.sweep_id)
+        self._start_finished = counts.get("done", 0) + counts.get("failed", 0)
+        heart = asyncio.create_task(self._heartbeat())
+        try:
+            while True:
+                if not self.stop.is_set():
+                    self._fill()
+                if not self._active:
+                    if self.stop.is_set() or not self._others_working():
+                        break
+                    await asyncio.sleep(self.poll_s)
+                    continue
+                await asyncio.wait(list(self._active.values()), timeout=self.poll_s,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                self._reap()
+                self._report()
+        finally:
+            heart.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heart
+            for task in self._active.values():
+                task.cancel()
+            if self._active:
+                await asyncio.gather(*self._active.values(), return_exceptions=True)
+        return self._report(force=True)
+
+    def _fill(self) -> None:
+        while len(self._active) < self.concurrency:
+            doc = self.store.sweeps.claim_next(self.sweep_id, self.worker, int(self.lease_ttl_s * 1000))
+            if doc is None:
+                return
+            self._active[doc["_id"]] = asyncio.create_task(self._run_one(doc["_id"]), name=doc["_id"])
+
+    async def _run_one(self, conversation_id: str) -> str:
+        try:
+            outcome = await conv_service.run(
+                self.store, conversation_id, self.llms, stop=self.stop, experiment=self.experiment,
+                on_call=self._count_call, lease_owner=self.worker,
+            )
+            return outcome.status
+        except TranscriptTaken as exc:
+            log.warning("lease lost: %s", exc)
+            return "taken"
+        except Exception as exc:  # an engine bug must not stop the sweep: record and go on
+            log.exception("conversation %s crashed", conversation_id)
+            self.store.conversations.set_status(conversation_id, "failed", f"internal error: {exc!r}",
+                                                self.worker)
+            return "failed"
+        finally:
+            self.store.sweeps.release(conversation_id, self.worker)
+
+    def _count_call(self, call: dict) -> None:
+        self._calls += 1
+        self._tokens += call.get("tokens_out") or 0
+
+    def _reap(self) -> None:
+        for conversation_id, task in list(self._active.items()):
+            if task.done():
+                del self._active[conversation_id]
+
+    def _others_working(self) -> bool:
+        if not self.wait_for_others:
+            return False
+        counts = self.store.sweeps.status_counts(self.sweep_id)
+        return counts.get("running", 0) > 0
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            for conversation_id, task in list(self._active.items()):
+                ok = self.store.sweeps.heartbeat(conversation_id, self.worker, int(self.lease_ttl_s * 1000))
+                if not ok and not task.done():
+                    log.warning("lease on %s lost; stopping that conversation here", conversation_id)
+                    task.cancel()
+
+    def _report(self, force: bool = False) -> SweepProgress:
+        moment = time.monotonic()
+        counts = self.store.sweeps.status_counts(self.sweep_id) if force or (
+            moment - self._last_progress >= self.progress_every_s) else None
+        if counts is None:
+            return None  # type: ignore[return-value]
+        self._last_progress = moment
+        total = sum(counts.values())
+        done, failed = counts.get("done", 0), counts.get("failed", 0)
+        progress = SweepProgress(self.sweep_id, total, done, failed, len(self._active), total - done - failed,
+                                 self._calls, self._tokens, moment - self._started, self._start_finished)
+        self.on_progress(progress)
+        return progress

@@ -1,0 +1,175 @@
+"""Sweeps and the claims that let several workers share one: leases with expiry and heartbeat.
+
+Lease times are epoch milliseconds (ints): every flavour stores and compares them alike.
+On the embedded store a file lock serialises claims between processes, because its
+find_one_and_update is atomic only within one process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from simulator.domain.ids import new_id
+from simulator.errors import NotFound
+from simulator.store.clock import epoch_ms, now
+
+SCHEMA_VERSION = 1
+CLAIMABLE = ("pending", "interrupted")
+HOST = socket.gethostname()
+
+
+def worker_identity() -> str:
+    return f"{HOST}:{os.getpid()}:{new_id('w')[2:]}"
+
+
+class SweepsRepository:
+    def __init__(self, db: Any, lock_path: Path | None):
+        self._sweeps = db.sweeps
+        self._convs = db.conversations
+        self._lock_path = lock_path
+
+    def ensure_indexes(self) -> None:
+        self._sweeps.create_index([("experiment_id", 1)])
+        self._convs.create_index([("sweep_id", 1), ("order", 1)])
+
+    # -- sweeps ------------------------------------------------------------------------------
+
+    def create(self, doc: dict) -> dict:
+        for _ in range(8):
+            full = {"_id": new_id("sweep"), "schema_version": SCHEMA_VERSION, "created_at": now(), **doc}
+            try:
+                self._sweeps.insert_one(full)
+                return full
+            except DuplicateKeyError:
+                continue
+        raise RuntimeError("could not allocate a unique sweep id")
+
+    def get(self, sweep_id: str) -> dict:
+        doc = self._sweeps.find_one({"_id": sweep_id})
+        if doc is None:
+            raise NotFound(f"no sweep with id {sweep_id!r}", fix="run 'llm-sim sweep list' to see the ids")
+        return doc
+
+    def list(self, experiment_id: str | None = None) -> list[dict]:
+        query = {"experiment_id": experiment_id} if experiment_id else {}
+        return list(self._sweeps.find(query).sort("created_at", -1))
+
+    # -- conversations of a sweep --------------------------------------------------------------
+
+    def existing_keys(self, keys: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            found.update(d["key"] for d in self._convs.find({"key": {"$in": chunk}}, {"key": 1}))
+        return found
+
+    def insert_conversations(self, docs: list[dict]) -> int:
+        """Insert the planned conversations whose key is new; return how many were added."""
+        fresh = [d for d in docs if d["key"] not in self.existing_keys([d["key"] for d in docs])]
+        added = 0
+        for start in range(0, len(fresh), 500):
+            chunk = fresh[start : start + 500]
+            try:
+                self._convs.insert_many(chunk, ordered=True)
+                added += len(chunk)
+            except Exception:  # a concurrent creator inserted some: fall back to one by one
+                for doc in chunk:
+                    try:
+                        self._convs.insert_one(doc)
+                        added += 1
+                    except DuplicateKeyError:
+                        pass
+        return added
+
+    @contextlib.contextmanager
+    def _claim_lock(self) -> Iterator[None]:
+        if self._lock_path is None:
+            yield
+            return
+        with FileLock(str(self._lock_path), timeout=60):
+            yield
+
+    def claim_next(self, sweep_id: str, worker: str, ttl_ms: int) -> dict | None:
+        """Take the next pending conversation, or one whose lease has expired."""
+        moment = epoch_ms()
+        query = {
+            "sweep_id": sweep_id,
+            "$or": [
+                {"status": {"$in": list(CLAIMABLE)}},
+                {"status": "running", "lease_expires_ms": {"$lt": moment}},
+            ],
+        }
+        update = {
+            "$set": {"status": "running", "lease_owner": worker, "lease_expires_ms": moment + ttl_ms},
+            "$inc": {"claims": 1},
+        }
+        with self._claim_lock():
+            return self._convs.find_one_and_update(
+                query, update, sort=[("order", 1)], return_document=ReturnDocument.AFTER
+            )
+
+    def heartbeat(self, conversation_id: str, worker: str, ttl_ms: int) -> bool:
+        """Extend a lease; False means another worker has taken the conversation over."""
+        result = self._convs.update_one(
+            {"_id": conversation_id, "lease_owner": worker},
+            {"$set": {"lease_expires_ms": epoch_ms() + ttl_ms}},
+        )
+        return result.matched_count == 1
+
+    def release(self, conversation_id: str, worker: str) -> None:
+        self._convs.update_one(
+            {"_id": conversation_id, "lease_owner": worker},
+            {"$set": {"lease_owner": None, "lease_expires_ms": 0}},
+        )
+
+    def expire_dead_local_leases(self, sweep_id: str) -> int:
+        """Leases held by processes of this machine that no longer exist expire at once."""
+        expired = 0
+        for doc in self._convs.find({"sweep_id": sweep_id, "status": "running"}, {"lease_owner": 1}):
+            owner = doc.get("lease_owner") or ""
+            host, _, rest = owner.partition(":")
+            pid = rest.split(":", 1)[0]
+            if host == HOST and pid.isdigit() and not _alive(int(pid)):
+                self._convs.update_one({"_id": doc["_id"], "lease_owner": owner},
+                                       {"$set": {"lease_expires_ms": 0}})
+                expired += 1
+        return expired
+
+    def status_counts(self, sweep_id: str) -> dict[str, int]:
+        rows = self._convs.aggregate([
+            {"$match": {"sweep_id": sweep_id}},
+            {"$group": {"_id": "$status", "n": {"$sum": 1}}},
+        ])
+        return {row["_id"]: row["n"] for row in rows}
+
+    def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
+        query = {"sweep_id": sweep_id, **({"status": status} if status else {})}
+        return list(self._convs.find(query).sort("order", 1))
+
+    def reset_failed(self, sweep_id: str) -> int:
+        result = self._convs.update_many(
+            {"sweep_id": sweep_id, "status": "failed"},
+            {"$set": {"status": "pending", "error": None, "lease_owner": None, "lease_expires_ms": 0}},
+        )
+        return result.modified_count
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

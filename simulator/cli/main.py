@@ -39,8 +39,9 @@ def _register() -> None:
     from simulator.cli.commands.experiment import experiment
     from simulator.cli.commands.info import info
     from simulator.cli.commands.run import run_cmd
+    from simulator.cli.commands.sweep import sweep
 
-    for command in (experiment, conversation, run_cmd, demo, info):
+    for command in (experiment, conversation, run_cmd, sweep, demo, info):
         cli.add_command(command)
 
 

@@ -1,0 +1,226 @@
+"""`llm-sim sweep …`: create a sweep, run it with many workers, watch it, resume it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from simulator.cli.context import AppContext
+from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.sweep_progress import SweepDisplay, describe
+from simulator.domain.conversation import SPEAKER_METHODS
+from simulator.domain.sweep import SweepSpec
+from simulator.domain.yaml_io import load_model
+from simulator.engine.llm_access import LLMAccess
+from simulator.engine.sweep_runner import SweepRunner
+from simulator.errors import UserError
+from simulator.llm.retry import PoolRegistry
+from simulator.services import experiments as exp_service
+from simulator.services import sweeps as service
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
+
+
+@click.group()
+def sweep() -> None:
+    """Batches of conversations over every combination asked for."""
+
+
+@sweep.command("create")
+@click.argument("experiment_id")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--name")
+@click.option("--repetitions", type=int, help="Conversations per cell.")
+@click.option("--llm", "llms", multiple=True, help="One model per conversation; repeatable.")
+@click.option("--manager-llm")
+@click.option("--summarizer-llm")
+@click.option("--messages", "total_messages", type=int, help="Total messages (even).")
+@click.option("--days", type=int)
+@click.option("--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days.")
+@click.option("--agents", metavar="ROLE=N,…", help="Agents per role (the maximum with --every-combination).")
+@click.option("--every-combination/--fixed-agents", default=None, help="Every agent combination up to the maximum.")
+@click.option("--speaker", "speakers", multiple=True, type=click.Choice([m for m in SPEAKER_METHODS if m != "manual"]))
+@click.option("--variant", "variants", multiple=True, metavar="SECTION=NAME,…|all", help="e.g. 'Guard/Personality=all'.")
+@click.option("--seed", type=int)
+@click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
+@click.option("--yes", is_flag=True, help="Create without asking.")
+@json_option
+@click.pass_obj
+def create_cmd(app: AppContext, experiment_id: str, file: Path | None, as_json: bool, dry_run: bool, yes: bool,
+               **flags) -> None:
+    """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
+    view = exp_service.get(app.store, experiment_id, app.user)
+    spec = _spec_from(view, file, flags)
+    plan = service.plan(app.store, view, spec)
+    if as_json and dry_run:
+        app.print_json(plan.as_dict())
+        return
+    if not as_json:
+        _print_plan(app, plan)
+    if dry_run:
+        return
+    if not yes and not as_json and sys.stdin.isatty() and not click.confirm("Create this sweep?", default=True):
+        app.console.print("Nothing created.")
+        return
+    doc, added = service.create(app.store, view, spec, app.user)
+    if as_json:
+        app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
+    else:
+        app.console.print(f"Sweep [bold]{doc['_id']}[/bold]: {added} new conversation(s) stored. "
+                          f"Run it: llm-sim sweep run {doc['_id']}")
+
+
+def _spec_from(view, file: Path | None, flags: dict) -> SweepSpec:
+    data: dict = {}
+    if file is not None:
+        data = load_model(file, SweepSpec, "sweep").model_dump(mode="json", exclude_unset=True)
+    overrides = {
+        "name": flags["name"], "repetitions": flags["repetitions"], "llms": list(flags["llms"]) or None,
+        "manager_llm": flags["manager_llm"], "summarizer_llm": flags["summarizer_llm"],
+        "total_messages": flags["total_messages"], "days": flags["days"],
+        "every_day_count": flags["every_day_count"], "every_agent_combination": flags["every_combination"],
+        "speaker_methods": list(flags["speakers"]) or None, "seed": flags["seed"],
+    }
+    if flags["agents"]:
+        overrides["agents"] = exp_service.parse_counts(flags["agents"], view.experiment, field="--agents")
+    if flags["variants"]:
+        overrides["variants"] = service.parse_variant_flags(flags["variants"])
+    if overrides["llms"] and data.get("llm_assignments"):
+        data.pop("llm_assignments")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    if "total_messages" not in data or "agents" not in data:
+        raise UserError("a sweep needs total messages and agents per role", field="sweep",
+                        fix="give a sweep file or --messages N --agents ROLE=N,…")
+    return service.validate_spec(data, source=str(file) if file else None)
+
+
+def _print_plan(app: AppContext, plan: service.Plan) -> None:
+    app.console.print(f"cells: {plan.cells}  conversations: {plan.conversations}  "
+                      f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}")
+    app.console.print(f"sample cell: {plan.sample.label()}")
+
+
+def _run(app: AppContext, sweep_id: str, concurrency: int, pools: tuple[str, ...], lease_ttl: float,
+         as_json: bool, verb: str) -> None:
+    app.store.sweeps.get(sweep_id)
+    sizes = {}
+    for pool in pools:
+        key, sep, size = pool.rpartition("=")
+        if not sep or not size.isdigit() or int(size) < 1:
+            raise UserError(f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32")
+        sizes[key] = int(size)
+    if not as_json:
+        app.err.print(f"{verb} {sweep_id} with {concurrency} conversation(s) at a time.")
+
+    async def go(stop: asyncio.Event):
+        llms = LLMAccess(pools=PoolRegistry(sizes=sizes or None))
+        with SweepDisplay(app.console, quiet=as_json, plain_every_s=float(os.environ.get("SIM_PROGRESS_EVERY", 5))) as display:
+            runner = SweepRunner(app.store, sweep_id, llms, concurrency=concurrency, lease_ttl_s=lease_ttl,
+                                 heartbeat_s=max(1.0, lease_ttl / 4), on_progress=display, stop=stop)
+            try:
+                return await runner.run()
+            finally:
+                await llms.aclose()
+
+    progress = run_until_stopped(go, app.err)
+    status = service.status(app.store, sweep_id)
+    if as_json:
+        app.print_json(status)
+    else:
+        app.console.print(describe(progress))
+    if status["counts"]["failed"]:
+        app.err.print(f"{status['counts']['failed']} conversation(s) failed; retry them with "
+                      f"llm-sim sweep retry-failed {sweep_id}")
+
+
+def _run_options(f):
+    f = click.option("--concurrency", type=int, default=8, show_default=True, help="Conversations at a time.")(f)
+    f = click.option("--pool", "pools", multiple=True, metavar="ENDPOINT=N",
+                     help="Concurrent calls per backend endpoint or provider, e.g. openai=32.")(f)
+    f = click.option("--lease-ttl", type=float, default=60.0, show_default=True,
+                     help="Seconds before another worker may take over a silent worker's conversation.")(f)
+    return json_option(f)
+
+
+@sweep.command("run")
+@click.argument("sweep_id")
+@_run_options
+@click.pass_obj
+def run_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
+    """Run a sweep until every conversation is done or failed."""
+    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Running")
+
+
+@sweep.command("resume")
+@click.argument("sweep_id")
+@_run_options
+@click.pass_obj
+def resume_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
+    """Finish a sweep after a crash: half-finished conversations continue from their last message."""
+    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Resuming")
+
+
+@sweep.command("work")
+@click.argument("sweep_id")
+@_run_options
+@click.pass_obj
+def work_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
+    """Join a running sweep as one more worker (any machine sharing the database)."""
+    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Working on")
+
+
+@sweep.command("retry-failed")
+@click.argument("sweep_id")
+@_run_options
+@click.pass_obj
+def retry_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
+    """Put failed conversations back in the queue (they continue from their last message) and run."""
+    reset = app.store.sweeps.reset_failed(sweep_id)
+    if not as_json:
+        app.err.print(f"{reset} failed conversation(s) queued again.")
+    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
+
+
+@sweep.command("status")
+@click.argument("sweep_id")
+@json_option
+@click.pass_obj
+def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
+    """Counts by status; works from another terminal while the sweep runs."""
+    status = service.status(app.store, sweep_id)
+    if as_json:
+        app.print_json(status)
+        return
+    counts = status["counts"]
+    app.console.print(f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
+                      f"{counts['done']}/{status['total']} done, {counts['running']} running, "
+                      f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
+                      f"{status['calls']:,} calls, {status['tokens_out']:,} tokens out")
+    for worker in status["workers"]:
+        app.console.print(f"worker: {worker}")
+    for failed in status["failed"][:10]:
+        app.console.print(f"failed {failed['id']} [{failed['cell']}]: {failed['error']}")
+
+
+@sweep.command("list")
+@click.option("--experiment", "experiment_id")
+@json_option
+@click.pass_obj
+def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
+    """List sweeps, newest first."""
+    rows = []
+    for doc in app.store.sweeps.list(experiment_id):
+        counts = app.store.sweeps.status_counts(doc["_id"])
+        rows.append({"sweep_id": doc["_id"], "name": doc.get("name"), "experiment_id": doc["experiment_id"],
+                     "owner": doc["owner"], "total": sum(counts.values()), "done": counts.get("done", 0),
+                     "failed": counts.get("failed", 0)})
+    if as_json:
+        app.print_json(rows)
+        return
+    for row in rows:
+        app.console.print(f"{row['sweep_id']}  {row['name']}  {row['experiment_id']}  {row['owner']}  "
+                          f"{row['done']}/{row['total']} done, {row['failed']} failed")

@@ -1,0 +1,56 @@
+"""Sweep progress: a rich bar in a terminal, a plain line every few seconds otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from simulator.engine.sweep_runner import SweepProgress
+
+
+def describe(p: SweepProgress) -> str:
+    eta = p.eta_s
+    eta_text = f"{eta:,.0f} s" if eta is not None else "?"
+    return (f"done {p.done}/{p.total} · running {p.running_here} · failed {p.failed} · "
+            f"remaining {p.remaining} · {p.calls_per_s:.1f} calls/s · {p.tokens_per_s:.0f} tok/s · "
+            f"ETA {eta_text}")
+
+
+class SweepDisplay:
+    def __init__(self, console: Console, quiet: bool, plain_every_s: float = 5.0):
+        self.quiet = quiet
+        self.rich = not quiet and sys.stdout.isatty()
+        self.console = console
+        self.plain_every_s = plain_every_s
+        self._last_plain = 0.0
+        self._progress: Progress | None = None
+        self._task = None
+
+    def __enter__(self) -> SweepDisplay:
+        if self.rich:
+            self._progress = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), TextColumn("{task.description}"),
+                                      console=self.console)
+            self._progress.start()
+            self._task = self._progress.add_task("", total=None)
+        return self
+
+    def __call__(self, p: SweepProgress) -> None:
+        if self.quiet or p is None:
+            return
+        if self._progress is not None:
+            self._progress.update(self._task, total=p.total, completed=p.done + p.failed,
+                                  description=describe(p))
+            return
+        moment = time.monotonic()
+        if moment - self._last_plain >= self.plain_every_s or p.remaining == 0:
+            self._last_plain = moment
+            sys.stdout.write(describe(p) + "\n")
+            sys.stdout.flush()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,191 @@
+"""Performing and browsing conversations from the experiment menu, through a pseudo-terminal.
+
+The experiment is the shipped prison one with `mock:` models (or a loopback stub server where a
+slow model is needed), so every run is offline and takes well under a second per message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from pty_session import CLEAR_LINE, CTRL_C, ENTER, PRISON
+
+from simulator.testing import StubLLMServer
+
+pytestmark = pytest.mark.pty
+
+MAIN = "What do you want to do?"
+PICK = "Which experiment? (type to filter)"
+CONVERSATIONS = "Which conversation? (type to filter)"
+WHO = "Who speaks next?"
+MOCKS = ["mock:guard", "mock:prisoner", "mock:manager"]
+
+
+def make_experiment(sim, tmp_path: Path, models: list[str]) -> str:
+    """Import prison.yaml with its LLMs replaced, through the command line (faster than menus)."""
+    data = yaml.safe_load(PRISON.read_text(encoding="utf-8"))
+    data["llms"] = [{"model": m} for m in models]
+    path = tmp_path / "prison_mock.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return sim.json("experiment", "create", str(path))["id"]
+
+
+def open_experiment(spawn, exp_id: str, user: str = "alice"):
+    app = spawn(SIM_USER=user)
+    app.menu(MAIN, "s")
+    app.answer(PICK, "Prison" + ENTER)
+    return app, f"Experiment {exp_id}: Prison experiment"
+
+
+def answer_perform(app, title: str, method_key: str, total: str, days: str,
+                   summarizer_key: str = "3") -> None:
+    """Guard on mock:guard, Prisoner on mock:prisoner, one agent each, no seed."""
+    app.menu(title, "p")
+    app.answer("LLM for role Guard", ENTER)  # the default: the first LLM
+    app.answer("LLM for role Prisoner", "2" + ENTER)
+    app.answer("How is the next speaker chosen?", method_key + ENTER)
+    app.answer("Summarizer LLM (writes each day's summary)", summarizer_key + ENTER)
+    app.answer("Total messages (even)", CLEAR_LINE + total + ENTER)
+    app.answer("Days (1–", CLEAR_LINE + days + ENTER)
+    app.answer("Agents of role Guard (1–99)", ENTER)
+    app.answer("Agents of role Prisoner (1–99)", ENTER)
+    app.answer("Seed (blank: none)", ENTER)
+    app.answer("Start the conversation?", "y")
+
+
+def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
+    exp_id = make_experiment(sim, tmp_path, MOCKS)
+    app, title = open_experiment(spawn, exp_id)
+
+    app.menu(title, "p")
+    app.answer("LLM for role Guard", CTRL_C)  # Ctrl-C while answering: back to the experiment
+    app.expect("Cancelled.")
+    app.menu(title, "p")
+    app.answer("LLM for role Guard", ENTER)
+    app.answer("LLM for role Prisoner", "2" + ENTER)
+    app.answer("How is the next speaker chosen?", "r" + ENTER)
+    app.answer("Summarizer LLM (writes each day's summary)", "3" + ENTER)
+    app.answer("Total messages (even)", CLEAR_LINE + "5" + ENTER)
+    app.expect("5 is odd: the total must be even")
+    app.answer("Total messages (even)", CLEAR_LINE + "0" + ENTER)
+    app.expect("0 is too few")
+    app.answer("Total messages (even)", CLEAR_LINE + "4" + ENTER)
+    app.answer("Days (1–2)", CLEAR_LINE + "2" + ENTER)
+    app.expect("messages per day: 2, 2")
+    app.answer("Agents of role Guard (1–99)", ENTER)
+    app.answer("Agents of role Prisoner (1–99)", ENTER)
+    app.answer("Seed (blank: none)", ENTER)
+    app.answer("Start the conversation?", "y")
+    app.expect("Day 1")
+    app.expect("Guard_1")
+    app.expect("[guard] reply")
+    app.expect("Prisoner_1")
+    app.expect("[prisoner] reply")
+    app.expect("Day 2")
+    first = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
+
+    answer_perform(app, title, "m", total="4", days="1")
+    app.answer(WHO, "2" + ENTER)  # Prisoner_1 opens
+    app.answer(WHO, "2" + ENTER)  # and speaks again
+    app.answer(WHO, "1" + ENTER)  # then Guard_1
+    app.answer(WHO, ENTER)  # the default is the one after the last speaker: Prisoner_1
+    second = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
+
+    answer_perform(app, title, "m", total="4", days="1")
+    app.answer(WHO, CTRL_C)  # Ctrl-C at a manual pick stops at once
+    app.expect("Stopped at once; the conversation is kept, marked interrupted.")
+    app.menu(title, "b")
+    app.menu(MAIN, "x")
+    app.finish()
+
+    listed = {d["_id"]: d for d in sim.json("conversation", "list")}
+    assert len(listed) == 3
+    assert listed[first]["status"] == "done"
+    assert listed[first]["counters"]["messages"] == 4
+    assert listed[first]["day_split"] == [2, 2]
+    assert {a["model"] for a in listed[first]["agents"]} == {"mock:guard", "mock:prisoner"}
+    assert listed[second]["status"] == "done"
+    [third] = set(listed) - {first, second}
+    assert listed[third]["status"] == "interrupted"
+    shown = sim.json("conversation", "show", second)
+    assert [m["speaker"] for m in shown["messages"]] == [
+        "Prisoner_1", "Prisoner_1", "Guard_1", "Prisoner_1"]
+
+
+def test_view_favourite_and_delete_owner_only(spawn, sim, tmp_path):
+    exp_id = make_experiment(sim, tmp_path, MOCKS)
+    run = sim.json("run", exp_id, "--agents", "Guard=1,Prisoner=1", "--messages", "4",
+                   "--days", "2", "--llm-for", "Prisoner=mock:prisoner",
+                   "--summarizer-llm", "mock:manager")
+    conv_id = run["conversation_id"]
+    assert run["status"] == "done"
+
+    bob, title = open_experiment(spawn, exp_id, user="bob")
+    bob.menu(title, "c")
+    bob.answer(CONVERSATIONS, conv_id + ENTER)
+    menu = f"Conversation {conv_id} (done)"
+    bob.menu(menu, "v")
+    bob.expect("summary of day 1")
+    bob.expect("summary of day 2")
+    bob.menu(menu, "f")
+    bob.expect(f"{conv_id} added to your favourites.")
+    bob.menu(menu + " ★", "x")
+    bob.expect(f"Conversation {conv_id} belongs to alice; only its owner may delete it.")
+    bob.menu(menu + " ★", "b")
+    bob.answer(CONVERSATIONS, "Back" + ENTER)
+    bob.menu(title, "b")
+    bob.menu(MAIN, "x")
+    output = bob.finish()
+    for name in ("Guard_1", "Prisoner_1", "[guard] reply", "[prisoner] reply"):
+        assert name in output
+    assert sim.json("conversation", "list", user="bob")[0]["favourite"] is True
+    assert sim.json("conversation", "list", user="alice")[0]["favourite"] is False
+
+    alice, title = open_experiment(spawn, exp_id)
+    alice.menu(title, "c")
+    alice.answer(CONVERSATIONS, conv_id + ENTER)
+    alice.menu(menu, "p")
+    alice.expect("response:")
+    alice.menu(menu, "x")
+    alice.answer(f"Delete {conv_id} with its 4 messages?", "n")
+    alice.expect("Nothing deleted.")
+    alice.menu(menu, "x")
+    alice.answer(f"Delete {conv_id} with its 4 messages?", "y")
+    alice.expect(f"Deleted {conv_id}.")
+    alice.expect("No conversations of this experiment yet")
+    alice.menu(title, "b")
+    alice.menu(MAIN, "x")
+    alice.finish()
+    assert sim.json("conversation", "list") == []
+
+
+def test_ctrl_c_during_a_run_stops_after_the_turn(spawn, sim, tmp_path):
+    """A slow loopback model, so the run is still going when Ctrl-C arrives."""
+    with StubLLMServer(latency_s=0.3) as stub:
+        exp_id = make_experiment(sim, tmp_path, ["openai:stub"])
+        title = f"Experiment {exp_id}: Prison experiment"
+        app = spawn(SIM_USER="alice", OPENAI_BASE_URL=stub.openai_base_url)
+        app.menu(MAIN, "s")
+        app.answer(PICK, "Prison" + ENTER)
+        app.menu(title, "p")
+        app.expect("LLM for role Guard: openai:stub")  # one LLM: nothing to choose
+        app.answer("How is the next speaker chosen?", ENTER)
+        app.answer("Total messages (even)", CLEAR_LINE + "20" + ENTER)
+        app.answer("Days (1–10)", ENTER)
+        app.answer("Agents of role Guard (1–99)", ENTER)
+        app.answer("Agents of role Prisoner (1–99)", ENTER)
+        app.answer("Seed (blank: none)", ENTER)
+        app.answer("Start the conversation?", ENTER)
+        app.expect("Guard_1")
+        app.expect("Prisoner_1:")
+        app.child.send(CTRL_C)
+        app.expect("Stopping after the current turn")
+        app.expect(r"Conversation conv_[0-9a-z]+ interrupted", regex=True)
+        app.menu(title, "b")
+        app.menu(MAIN, "x")
+        app.finish()
+    [doc] = sim.json("conversation", "list")
+    assert doc["status"] == "interrupted"
+    assert 2 <= doc["counters"]["messages"] < 20

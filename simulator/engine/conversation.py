@@ -133,6 +133,7 @@ class _Runner:
                 turn += 1
             if len(self.summaries) < day:
                 await self._summarise(day, opening, lines)
+        recorder.sync_summaries(self.summaries)
         recorder.mark("done")
         run.on_event(ev.ConversationFinished(run.conversation_id, "done", None, recorder.counters))
         return "done"

@@ -19,11 +19,13 @@ class LLMAccess:
         policy: RetryPolicy | None = None,
         on_pull_progress: Callable[[str, int | None, int | None], Any] | None = None,
         factory: Callable[..., Any] = create_backend,
+        timeout_s: float | None = None,
     ):
         self.pools = pools or PoolRegistry()
         self.policy = policy or RetryPolicy()
         self._on_pull_progress = on_pull_progress
         self._factory = factory
+        self._timeout_s = timeout_s  # per HTTP call (openai, ollama); None keeps their defaults
         self._backends: dict[tuple[str, str | None], ResilientBackend] = {}
 
     def get(self, choice: LLMChoice) -> ResilientBackend:
@@ -32,6 +34,8 @@ class LLMAccess:
             kwargs: dict[str, Any] = {"base_url": choice.base_url}
             if self._on_pull_progress is not None and choice.model.startswith("ollama:"):
                 kwargs["on_pull_progress"] = self._on_pull_progress
+            if self._timeout_s is not None and choice.model.startswith(("ollama:", "openai:")):
+                kwargs["timeout"] = self._timeout_s
             backend = self._factory(choice.model, **kwargs)
             self._backends[key] = self.pools.wrap(backend, self.policy)
         return self._backends[key]

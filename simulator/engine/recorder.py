@@ -135,6 +135,11 @@ class StoreRecorder:
         self.counters["summaries"] = len(all_texts)
         self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
 
+    def sync_summaries(self, texts: list[str]) -> None:
+        """After a resume the conversation's summary list may lag the summaries collection."""
+        listed = [{"day": i + 1, "text": t} for i, t in enumerate(texts)]
+        self.store.db.conversations.update_one({"_id": self.conversation_id}, {"$set": {"summaries": listed}})
+
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1
         self.counters["trimmed"] += int(bool(doc.get("trimmed")))

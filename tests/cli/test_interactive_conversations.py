@@ -6,6 +6,7 @@ slow model is needed), so every run is offline and takes well under a second per
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,23 @@ MAIN = "What do you want to do?"
 PICK = "Which experiment? (type to filter)"
 CONVERSATIONS = "Which conversation? (type to filter)"
 WHO = "Who speaks next?"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 MOCKS = ["mock:guard", "mock:prisoner", "mock:manager"]
+
+
+@pytest.fixture
+def spawn(spawn):
+    """conftest's `spawn`, printing each session's screen text (shown only when a test fails)."""
+    sessions = []
+
+    def start(**extra: str):
+        session = spawn(**extra)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        print(ANSI.sub("", session.transcript.getvalue()))
 
 
 def make_experiment(sim, tmp_path: Path, models: list[str]) -> str:
@@ -51,7 +68,7 @@ def answer_perform(app, title: str, method_key: str, total: str, days: str,
     app.answer("Days (1–", CLEAR_LINE + days + ENTER)
     app.answer("Agents of role Guard (1–99)", ENTER)
     app.answer("Agents of role Prisoner (1–99)", ENTER)
-    app.answer("Seed (blank: none)", ENTER)
+    app.answer("Seed, blank for none", ENTER)
     app.answer("Start the conversation?", "y")
 
 
@@ -76,13 +93,14 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     app.expect("messages per day: 2, 2")
     app.answer("Agents of role Guard (1–99)", ENTER)
     app.answer("Agents of role Prisoner (1–99)", ENTER)
-    app.answer("Seed (blank: none)", ENTER)
+    app.answer("Seed, blank for none", ENTER)
     app.answer("Start the conversation?", "y")
     app.expect("Day 1")
-    app.expect("Guard_1")
-    app.expect("[guard] reply")
+    app.expect("Guard_1")  # in the role's colour
+    app.expect(": reply 1 to: Researcher:")  # the mock's "[guard]" prefix is trimmed as bleed
     app.expect("Prisoner_1")
-    app.expect("[prisoner] reply")
+    app.expect(": reply 1 to:")
+    app.expect("Summary of day 1:")
     app.expect("Day 2")
     first = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
@@ -137,8 +155,8 @@ def test_view_favourite_and_delete_owner_only(spawn, sim, tmp_path):
     bob.answer(CONVERSATIONS, "Back" + ENTER)
     bob.menu(title, "b")
     bob.menu(MAIN, "x")
-    output = bob.finish()
-    for name in ("Guard_1", "Prisoner_1", "[guard] reply", "[prisoner] reply"):
+    output = ANSI.sub("", bob.finish())
+    for name in ("Guard_1: reply 1 to", "Prisoner_1: reply 1 to", "Guard_1 (mock:guard)"):
         assert name in output
     assert sim.json("conversation", "list", user="bob")[0]["favourite"] is True
     assert sim.json("conversation", "list", user="alice")[0]["favourite"] is False
@@ -176,10 +194,11 @@ def test_ctrl_c_during_a_run_stops_after_the_turn(spawn, sim, tmp_path):
         app.answer("Days (1–10)", ENTER)
         app.answer("Agents of role Guard (1–99)", ENTER)
         app.answer("Agents of role Prisoner (1–99)", ENTER)
-        app.answer("Seed (blank: none)", ENTER)
+        app.answer("Seed, blank for none", ENTER)
         app.answer("Start the conversation?", ENTER)
         app.expect("Guard_1")
-        app.expect("Prisoner_1:")
+        app.expect("Prisoner_1")
+        app.expect(": ")
         app.child.send(CTRL_C)
         app.expect("Stopping after the current turn")
         app.expect(r"Conversation conv_[0-9a-z]+ interrupted", regex=True)

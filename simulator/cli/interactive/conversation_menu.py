@@ -103,7 +103,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
     app.console.print(f"messages per day: {split}", markup=False)
     counts = {role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
               for role in exp.roles}
-    seed = ask.ask_int("Seed (blank: none)", 0, 2**32 - 1, optional=True)
+    seed = ask.ask_int("Seed, blank for none", 0, 2**32 - 1, optional=True)
     spec = conv_service.build_spec(
         view, agents=",".join(f"{name}={n}" for name, n in counts.items()), total_messages=total,
         days=days, speaker=method, llm=models[0], llm_for=llm_for, manager_llm=manager,

@@ -109,7 +109,8 @@ class SweepsRepository:
             ],
         }
         update = {
-            "$set": {"status": "running", "lease_owner": worker, "lease_expires_ms": moment + ttl_ms},
+            "$set": {"status": "running", "lease_owner": worker, "lease_expires_ms": moment + ttl_ms,
+                     "last_worker": worker},
             "$inc": {"claims": 1},
         }
         with self._claim_lock():

@@ -105,14 +105,15 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     first = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
     answer_perform(app, title, "m", total="4", days="1")
-    app.answer(WHO, "2" + ENTER)  # Prisoner_1 opens
-    app.answer(WHO, "2" + ENTER)  # and speaks again
-    app.answer(WHO, "1" + ENTER)  # then Guard_1
-    app.answer(WHO, ENTER)  # the default is the one after the last speaker: Prisoner_1
+    # each prompt is matched whole: an answered one still shows "Who speaks next?"
+    app.answer("Day 1, message 1. " + WHO, "2" + ENTER)  # Prisoner_1 opens
+    app.answer("Day 1, message 2; last: Prisoner_1. " + WHO, "2" + ENTER)  # and goes on
+    app.answer("Day 1, message 3; last: Prisoner_1. " + WHO, "1" + ENTER)  # then Guard_1
+    app.answer("Day 1, message 4; last: Guard_1. " + WHO, ENTER)  # default: the next one
     second = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
     answer_perform(app, title, "m", total="4", days="1")
-    app.answer(WHO, CTRL_C)  # Ctrl-C at a manual pick stops at once
+    app.answer("Day 1, message 1. " + WHO, CTRL_C)  # Ctrl-C at a manual pick stops at once
     app.expect("Stopped at once; the conversation is kept, marked interrupted.")
     app.menu(title, "b")
     app.menu(MAIN, "x")
@@ -196,9 +197,7 @@ def test_ctrl_c_during_a_run_stops_after_the_turn(spawn, sim, tmp_path):
         app.answer("Agents of role Prisoner (1–99)", ENTER)
         app.answer("Seed, blank for none", ENTER)
         app.answer("Start the conversation?", ENTER)
-        app.expect("Guard_1")
-        app.expect("Prisoner_1")
-        app.expect(": ")
+        app.expect("Reply 1 to: Researcher:")  # the first message is on screen
         app.child.send(CTRL_C)
         app.expect("Stopping after the current turn")
         app.expect(r"Conversation conv_[0-9a-z]+ interrupted", regex=True)
@@ -207,4 +206,4 @@ def test_ctrl_c_during_a_run_stops_after_the_turn(spawn, sim, tmp_path):
         app.finish()
     [doc] = sim.json("conversation", "list")
     assert doc["status"] == "interrupted"
-    assert 2 <= doc["counters"]["messages"] < 20
+    assert 1 <= doc["counters"]["messages"] < 20

@@ -151,18 +151,19 @@ def browse(app: AppContext, view: ExperimentView) -> None:
         picked = ask.search_select("Which conversation? (type to filter)", choices)
         if not picked:
             return
-        _one(app, picked)
+        _one(app, view.id, picked)
 
 
-def _find(app: AppContext, conversation_id: str) -> dict | None:
+def _find(app: AppContext, experiment_id: str, conversation_id: str) -> dict | None:
     """The listed document (it carries this user's favourite flag); None once deleted."""
-    docs = conv_service.list_docs(app.store, app.user)
+    docs = conv_service.list_docs(app.store, app.user, experiment_id=experiment_id)
     return next((d for d in docs if d["_id"] == conversation_id), None)
 
 
-def _one(app: AppContext, conversation_id: str) -> None:
+def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
+    """View, prompts, favourite, delete for one conversation, until Back or it is deleted."""
     while True:
-        doc = _find(app, conversation_id)
+        doc = _find(app, experiment_id, conversation_id)
         if doc is None:
             return
         star = " ★" if doc["favourite"] else ""

@@ -34,6 +34,9 @@ class Draft:
     roles: list[tuple[str, str]] = field(default_factory=list)  # (name, pronoun)
     summarizer_titles: list[str] = field(default_factory=list)
     contents: dict[Slot, str] = field(default_factory=dict)
+    # prompt variants (and default_variant) of a section, carried through unchanged so that
+    # duplicating an experiment keeps what its sweeps vary
+    extras: dict[Slot, dict] = field(default_factory=dict)
 
     @property
     def private(self) -> list[str]:
@@ -72,6 +75,8 @@ class Draft:
                 for scope, role, title in list(self.contents):
                     if scope == "role" and role == old[index]:
                         self.contents[(scope, name, title)] = self.contents[(scope, role, title)]
+                        if (scope, role, title) in self.extras:
+                            self.extras[(scope, name, title)] = self.extras[(scope, role, title)]
                 self._rename_placeholders(_tag(old[index]), _tag(name))
         self.roles = roles
 
@@ -80,13 +85,19 @@ class Draft:
         self.starting_message = pattern.sub(f"<{new_tag}_", self.starting_message)
         for slot, text in self.contents.items():
             self.contents[slot] = pattern.sub(f"<{new_tag}_", text)
+        for extra in self.extras.values():
+            variants = extra.get("variants") or {}
+            for name, text in variants.items():
+                if text is not None:
+                    variants[name] = pattern.sub(f"<{new_tag}_", text)
 
     def to_data(self) -> dict:
         """The experiment's fields for `validate_model`; sections without content are left out."""
 
         def sections(scope: str, role: str, titles: list[str]) -> list[dict]:
             return [
-                {"title": t, "content": self.contents[(scope, role, t)]}
+                {"title": t, "content": self.contents[(scope, role, t)],
+                 **self.extras.get((scope, role, t), {})}
                 for t in titles
                 if (scope, role, t) in self.contents
             ]
@@ -122,12 +133,19 @@ class Draft:
                 if section.title not in draft.titles:
                     draft.titles.append(section.title)
                 draft.contents[("role", role.name, section.title)] = section.content
+                draft._keep_extras(("role", role.name, section.title), section)
         draft.titles.extend(draft.shared)
         for section in experiment.shared_sections:
             draft.contents[("shared", "", section.title)] = section.content
+            draft._keep_extras(("shared", "", section.title), section)
         for section in experiment.summarizer_sections:
             draft.contents[("summarizer", "", section.title)] = section.content
         return draft
+
+    def _keep_extras(self, slot: Slot, section) -> None:
+        extra = section.model_dump(mode="json", include={"variants", "default_variant"}, exclude_none=True)
+        if extra:
+            self.extras[slot] = extra
 
     def blame(self, error: str) -> tuple[str, Slot | None]:
         """The step (and content slot, when one is named) an error message points at."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class UserError(Exception):
-    """Bad input or an unusable environment: names the field, says what is wrong and how to fix it."""
+    """Bad input or an unusable environment: names the field, what is wrong and how to fix it."""
 
     exit_code = 2
 

@@ -9,7 +9,9 @@ from datetime import datetime
 from pathlib import Path
 
 SECRET_VARIABLES = ("OPENAI_API_KEY", "DB_PASSWORD", "MONGODB_URI", "HF_TOKEN", "ANTHROPIC_API_KEY")
-URI_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@", re.I)
+URI_CREDENTIALS = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@", re.I
+)
 API_KEY = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,})")
 BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]+")
 

@@ -50,8 +50,11 @@ def db_timeout_ms() -> int:
     """How long to wait for a MongoDB server before saying it cannot be reached."""
     value = os.environ.get("SIM_DB_TIMEOUT_MS", "5000")
     if not value.isdigit() or int(value) < 1:
-        raise UserError(f"{value!r} is not a positive whole number of milliseconds",
-                        field="SIM_DB_TIMEOUT_MS", fix="set it to e.g. 5000")
+        raise UserError(
+            f"{value!r} is not a positive whole number of milliseconds",
+            field="SIM_DB_TIMEOUT_MS",
+            fix="set it to e.g. 5000",
+        )
     return int(value)
 
 

@@ -21,10 +21,24 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def isolated_settings(tmp_path_factory, monkeypatch):
     """No test reads the developer's .env, config or data, or writes logs into the repo."""
     base = tmp_path_factory.mktemp("settings")
-    for name, sub in (("SIM_DATA_DIR", "data"), ("SIM_CONFIG_DIR", "config"), ("SIM_LOG_DIR", "logs")):
+    for name, sub in (
+        ("SIM_DATA_DIR", "data"),
+        ("SIM_CONFIG_DIR", "config"),
+        ("SIM_LOG_DIR", "logs"),
+    ):
         monkeypatch.setenv(name, str(base / sub))
-    for name in ("SIM_DB", "SIM_USER", "MONGODB_URI", "DB_USER", "DB_PASSWORD", "DB_CLUSTER_URL",
-                 "SIM_DB_NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"):
+    for name in (
+        "SIM_DB",
+        "SIM_USER",
+        "MONGODB_URI",
+        "DB_USER",
+        "DB_PASSWORD",
+        "DB_CLUSTER_URL",
+        "SIM_DB_NAME",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OLLAMA_HOST",
+    ):
         monkeypatch.delenv(name, raising=False)
     return base
 
@@ -41,10 +55,23 @@ def wire_server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("nx")
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nx_27017.nx_27017", "--host", "127.0.0.1", "-p", str(port),
-         "--data-dir", str(folder / "data"), "--log-file", str(folder / "nx.log"),
-         "--pid-file", str(folder / "nx.pid")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "nx_27017.nx_27017",
+            "--host",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "--data-dir",
+            str(folder / "data"),
+            "--log-file",
+            str(folder / "nx.log"),
+            "--pid-file",
+            str(folder / "nx.pid"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

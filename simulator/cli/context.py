@@ -26,7 +26,9 @@ class AppContext:
     ask_password: Callable[[], str] | None = None
     ask_user: Callable[[], str] | None = None
     console: Console = field(default_factory=lambda: Console(highlight=False))
-    err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
+    err: Console = field(
+        default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True)
+    )
     _store: Store | None = None
     _target: DatabaseTarget | None = None
     _user: str | None = None

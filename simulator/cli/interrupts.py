@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -29,17 +30,13 @@ def run_until_stopped(make: Callable[[asyncio.Event], Awaitable[T]], err: Consol
             stop.set()
             err.print("Stopping after the current turn… (Ctrl-C again to stop at once)")
 
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, on_sigint)
-        except (NotImplementedError, RuntimeError):
-            pass
         try:
             return await make(stop)
         finally:
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError):
-                pass
 
     try:
         return asyncio.run(main())

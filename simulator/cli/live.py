@@ -11,7 +11,16 @@ from rich.rule import Rule
 
 from simulator.engine import events as ev
 
-ROLE_COLOURS = ("cyan", "magenta", "green", "yellow", "blue", "red", "bright_cyan", "bright_magenta")
+ROLE_COLOURS = (
+    "cyan",
+    "magenta",
+    "green",
+    "yellow",
+    "blue",
+    "red",
+    "bright_cyan",
+    "bright_magenta",
+)
 
 
 def role_colour(role: str, roles: list[str]) -> str:
@@ -38,7 +47,9 @@ class LiveView:
     def __call__(self, event: ev.Event) -> None:
         if self.mode == "quiet":
             return
-        handler: Callable[[ev.Event], None] | None = getattr(self, f"_on_{type(event).__name__}", None)
+        handler: Callable[[ev.Event], None] | None = getattr(
+            self, f"_on_{type(event).__name__}", None
+        )
         if handler:
             handler(event)
 
@@ -71,25 +82,39 @@ class LiveView:
 
     def _on_MessageStored(self, event: ev.MessageStored) -> None:
         flags = "".join(
-            f" [{flag}]" for flag, on in (("trimmed", event.trimmed), ("empty", event.empty),
-                                          ("fallback pick", event.fallback)) if on
+            f" [{flag}]"
+            for flag, on in (
+                ("trimmed", event.trimmed),
+                ("empty", event.empty),
+                ("fallback pick", event.fallback),
+            )
+            if on
         )
         if self.mode == "plain":
-            self._plain(f"[day {event.day} #{event.index + 1}] {event.speaker}: {event.text}{flags}")
+            self._plain(
+                f"[day {event.day} #{event.index + 1}] {event.speaker}: {event.text}{flags}"
+            )
             return
         self._stop_status()
         colour = role_colour(event.role, self.roles)
-        self.console.print(f"[bold {colour}]{escape(event.speaker)}[/]: {escape(event.text)}[dim]{escape(flags)}[/]")
+        self.console.print(
+            f"[bold {colour}]{escape(event.speaker)}[/]: "
+            f"{escape(event.text)}[dim]{escape(flags)}[/]"
+        )
 
     def _on_DaySummarised(self, event: ev.DaySummarised) -> None:
         if self.mode == "plain":
             self._plain(f"[day {event.day} summary] {event.summary}")
         else:
-            self.console.print(f"[italic dim]Summary of day {event.day}: {escape(event.summary)}[/]")
+            self.console.print(
+                f"[italic dim]Summary of day {event.day}: {escape(event.summary)}[/]"
+            )
 
     def _on_ConversationFinished(self, event: ev.ConversationFinished) -> None:
         self._stop_status()
-        text = f"{event.conversation_id} {event.status}" + (f": {event.error}" if event.error else "")
+        text = f"{event.conversation_id} {event.status}" + (
+            f": {event.error}" if event.error else ""
+        )
         if self.mode == "plain":
             self._plain(text)
         else:

@@ -17,8 +17,15 @@ log = logging.getLogger(__name__)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", "db", metavar="URI", help="Database: mongodb://…, mongodb+srv://…, a folder path, or mongomock://. [env SIM_DB]")
-@click.option("--db-name", metavar="NAME", help="Database name inside the server. [env SIM_DB_NAME]")
+@click.option(
+    "--db",
+    "db",
+    metavar="URI",
+    help="Database: mongodb://…, mongodb+srv://…, a folder path, or mongomock://. [env SIM_DB]",
+)
+@click.option(
+    "--db-name", metavar="NAME", help="Database name inside the server. [env SIM_DB_NAME]"
+)
 @click.option("--user", metavar="NAME", help="Act as this user. [env SIM_USER]")
 @click.version_option(__version__, prog_name="llm-sim")
 @click.pass_context
@@ -52,7 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a UserError becomes one readable paragraph and exit status 2."""
     load_env_file()
     folder = start_session_logs(log_dir())
-    log.info("llm-sim %s: %s", __version__, redact(" ".join(sys.argv[1:] if argv is None else argv)))
+    log.info(
+        "llm-sim %s: %s", __version__, redact(" ".join(sys.argv[1:] if argv is None else argv))
+    )
     try:
         cli.main(args=argv, prog_name="llm-sim", auto_envvar_prefix="SIM", standalone_mode=False)
     except UserError as exc:

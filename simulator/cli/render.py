@@ -55,11 +55,15 @@ def experiment_detail(view: ExperimentView) -> Group:
     if exp.shared_sections:
         parts.append(Text("shared sections: " + ", ".join(s.title for s in exp.shared_sections)))
     if exp.summarizer_sections:
-        parts.append(Text("summarizer sections: " + ", ".join(s.title for s in exp.summarizer_sections)))
+        parts.append(
+            Text("summarizer sections: " + ", ".join(s.title for s in exp.summarizer_sections))
+        )
     return Group(*parts)
 
 
 def rendered_prompts(console: Console, prompts: dict[str, str], counts: dict[str, int]) -> None:
     label = ", ".join(f"{n} {role}" for role, n in counts.items())
     for who, text in prompts.items():
-        console.print(Panel(escape(text), title=f"{who} — rendered for {label}", title_align="left"))
+        console.print(
+            Panel(escape(text), title=f"{who} — rendered for {label}", title_align="left")
+        )

@@ -14,9 +14,11 @@ from simulator.engine.sweep_runner import SweepProgress
 def describe(p: SweepProgress) -> str:
     eta = p.eta_s
     eta_text = f"{eta:,.0f} s" if eta is not None else "?"
-    return (f"done {p.done}/{p.total} · running {p.running_here} · failed {p.failed} · "
-            f"remaining {p.remaining} · {p.calls_per_s:.1f} calls/s · {p.tokens_per_s:.0f} tok/s · "
-            f"ETA {eta_text}")
+    return (
+        f"done {p.done}/{p.total} · running {p.running_here} · failed {p.failed} · "
+        f"remaining {p.remaining} · {p.calls_per_s:.1f} calls/s · {p.tokens_per_s:.0f} tok/s · "
+        f"ETA {eta_text}"
+    )
 
 
 class SweepDisplay:
@@ -31,9 +33,14 @@ class SweepDisplay:
 
     def __enter__(self) -> SweepDisplay:
         if self.rich:
-            self._progress = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
-                                      TimeElapsedColumn(), TextColumn("{task.description}"),
-                                      console=self.console)
+            self._progress = Progress(
+                TextColumn("[bold]sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                console=self.console,
+            )
             self._progress.start()
             self._task = self._progress.add_task("", total=None)
         return self
@@ -42,8 +49,9 @@ class SweepDisplay:
         if self.quiet or p is None:
             return
         if self._progress is not None:
-            self._progress.update(self._task, total=p.total, completed=p.done + p.failed,
-                                  description=describe(p))
+            self._progress.update(
+                self._task, total=p.total, completed=p.done + p.failed, description=describe(p)
+            )
             return
         moment = time.monotonic()
         if moment - self._last_plain >= self.plain_every_s or p.remaining == 0:

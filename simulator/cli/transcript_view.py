@@ -14,7 +14,18 @@ from simulator.store.clock import as_datetime
 
 def conversations_table(docs: list[dict]) -> Table:
     table = Table(title="Conversations")
-    for column in ("", "id", "experiment", "owner", "status", "agents", "messages", "days", "speaker", "created"):
+    for column in (
+        "",
+        "id",
+        "experiment",
+        "owner",
+        "status",
+        "agents",
+        "messages",
+        "days",
+        "speaker",
+        "created",
+    ):
         table.add_column(column)
     for doc in docs:
         spec = doc["spec"]
@@ -22,9 +33,16 @@ def conversations_table(docs: list[dict]) -> Table:
         counters = doc.get("counters") or {}
         created = as_datetime(doc["created_at"])
         table.add_row(
-            "★" if doc.get("favourite") else "", doc["_id"], doc["experiment_id"], escape(doc["owner"]),
-            doc["status"], escape(agents), f"{counters.get('messages', 0)}/{spec['total_messages']}",
-            str(spec["days"]), spec["speaker_method"], f"{created:%Y-%m-%d %H:%M}",
+            "★" if doc.get("favourite") else "",
+            doc["_id"],
+            doc["experiment_id"],
+            escape(doc["owner"]),
+            doc["status"],
+            escape(agents),
+            f"{counters.get('messages', 0)}/{spec['total_messages']}",
+            str(spec["days"]),
+            spec["speaker_method"],
+            f"{created:%Y-%m-%d %H:%M}",
         )
     return table
 
@@ -32,10 +50,17 @@ def conversations_table(docs: list[dict]) -> Table:
 def show_transcript(console: Console, data: dict) -> None:
     conv = data["conversation"]
     roles: list[str] = [r["name"] for r in conv["experiment"]["roles"]]
-    console.print(f"[bold]{conv['_id']}[/bold] of {conv['experiment_id']} — {conv['status']}"
-                  + (f" ({escape(conv['error'])})" if conv.get("error") else ""))
-    console.print("agents: " + ", ".join(
-        f"[{role_colour(a['role'], roles)}]{escape(a['name'])}[/] ({escape(a['model'])})" for a in conv["agents"]))
+    console.print(
+        f"[bold]{conv['_id']}[/bold] of {conv['experiment_id']} — {conv['status']}"
+        + (f" ({escape(conv['error'])})" if conv.get("error") else "")
+    )
+    console.print(
+        "agents: "
+        + ", ".join(
+            f"[{role_colour(a['role'], roles)}]{escape(a['name'])}[/] ({escape(a['model'])})"
+            for a in conv["agents"]
+        )
+    )
     summaries = {s["day"]: s["text"] for s in data["summaries"]}
     current_day = None
     for message in data["messages"]:
@@ -47,7 +72,9 @@ def show_transcript(console: Console, data: dict) -> None:
         colour = role_colour(message["role"], roles)
         flags = " [dim](trimmed)[/]" if message.get("trimmed") else ""
         flags += " [dim](empty)[/]" if message.get("empty") else ""
-        console.print(f"[bold {colour}]{escape(message['speaker'])}[/]: {escape(message['text'])}{flags}")
+        console.print(
+            f"[bold {colour}]{escape(message['speaker'])}[/]: {escape(message['text'])}{flags}"
+        )
     if current_day is not None and current_day in summaries:
         _summary(console, current_day, summaries[current_day])
 
@@ -59,8 +86,11 @@ def _summary(console: Console, day: int, text: str) -> None:
 def show_prompts(console: Console, calls: list[dict]) -> None:
     for call in calls:
         who = call.get("agent") or call["purpose"]
-        head = (f"call {call['seq']} · {call['purpose']} · day {call['day']} · {who} · {call['model']} · "
-                f"attempt {call['attempt']}")
+        head = (
+            f"call {call['seq']} · {call['purpose']} · day {call['day']} · {who} · "
+            f"{call['model']} · "
+            f"attempt {call['attempt']}"
+        )
         console.print(Rule(escape(head)))
         for message in call["messages"]:
             console.print(f"[bold]{message['role']}[/bold]: {escape(message['content'])}")

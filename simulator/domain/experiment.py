@@ -83,7 +83,9 @@ class Role(BaseModel):
 
     @model_validator(mode="after")
     def _unique_section_titles(self) -> Role:
-        _reject_duplicates([s.title for s in self.sections], f"section titles of role {self.name!r}")
+        _reject_duplicates(
+            [s.title for s in self.sections], f"section titles of role {self.name!r}"
+        )
         return self
 
     @property

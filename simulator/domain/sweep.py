@@ -32,7 +32,9 @@ class SweepSpec(BaseModel):
     every_day_count: bool = False  # try every value 1..days
     agents: dict[str, int] = Field(min_length=1)  # fixed count, or the maximum per role
     every_agent_combination: bool = False  # every combination 1..max per role
-    speaker_methods: list[SpeakerMethod] = Field(default_factory=lambda: ["round_robin"], min_length=1)
+    speaker_methods: list[SpeakerMethod] = Field(
+        default_factory=lambda: ["round_robin"], min_length=1
+    )
     variants: dict[str, list[str] | Literal["all"]] = Field(default_factory=dict)
     seed: int | None = Field(default=None, ge=0)
 
@@ -43,7 +45,9 @@ class SweepSpec(BaseModel):
         if len(set(self.speaker_methods)) != len(self.speaker_methods):
             raise ValueError("speaker_methods lists a method twice")
         if "manual" in self.speaker_methods:
-            raise ValueError("speaker method 'manual' needs a person at every turn; sweeps run unattended")
+            raise ValueError(
+                "speaker method 'manual' needs a person at every turn; sweeps run unattended"
+            )
         return self
 
 
@@ -61,16 +65,22 @@ class Cell:
 
     def as_dict(self) -> dict:
         return {
-            "role_llms": self.role_llms, "manager_llm": self.manager_llm,
-            "summarizer_llm": self.summarizer_llm, "days": self.days, "agents": self.agents,
-            "speaker_method": self.speaker_method, "variant": self.variant,
+            "role_llms": self.role_llms,
+            "manager_llm": self.manager_llm,
+            "summarizer_llm": self.summarizer_llm,
+            "days": self.days,
+            "agents": self.agents,
+            "speaker_method": self.speaker_method,
+            "variant": self.variant,
         }
 
     def label(self) -> str:
         agents = "v".join(str(n) for n in self.agents.values())
         models = "/".join(dict.fromkeys(self.role_llms.values()))
         variant = ",".join(f"{k.split('/')[-1]}={v}" for k, v in self.variant.items())
-        return f"{models} {agents} d{self.days} {self.speaker_method}" + (f" [{variant}]" if variant else "")
+        return f"{models} {agents} d{self.days} {self.speaker_method}" + (
+            f" [{variant}]" if variant else ""
+        )
 
 
 @dataclass(frozen=True)
@@ -84,19 +94,34 @@ class PlannedConversation:
 
 def conversation_key(experiment_version: str, cell: Cell, repetition: int) -> str:
     """Deterministic: the same experiment version, cell and repetition always give this key."""
-    return "k_" + content_hash({"v": experiment_version, "cell": cell.as_dict(), "r": repetition}, 24)
+    return "k_" + content_hash(
+        {"v": experiment_version, "cell": cell.as_dict(), "r": repetition}, 24
+    )
 
 
-def expand(spec: SweepSpec, experiment: Experiment, experiment_version: str) -> list[PlannedConversation]:
+def expand(
+    spec: SweepSpec, experiment: Experiment, experiment_version: str
+) -> list[PlannedConversation]:
     """Every conversation of the sweep, in a stable order (cells, then repetitions)."""
     check(spec, experiment)
     planned = []
     for cell in cells(spec, experiment):
         cell_key = content_hash(cell.as_dict(), 16)
         for repetition in range(1, spec.repetitions + 1):
-            seed = None if spec.seed is None else int(content_hash([spec.seed, cell_key, repetition], 8), 16)
-            planned.append(PlannedConversation(conversation_key(experiment_version, cell, repetition),
-                                               cell, cell_key, repetition, seed))
+            seed = (
+                None
+                if spec.seed is None
+                else int(content_hash([spec.seed, cell_key, repetition], 8), 16)
+            )
+            planned.append(
+                PlannedConversation(
+                    conversation_key(experiment_version, cell, repetition),
+                    cell,
+                    cell_key,
+                    repetition,
+                    seed,
+                )
+            )
     return planned
 
 
@@ -116,8 +141,17 @@ def cells(spec: SweepSpec, experiment: Experiment) -> list[Cell]:
         manager = assignment.get(MANAGER) or spec.manager_llm
         if method == "auto" and manager is None:
             manager = role_llms[roles[0]]
-        found.append(Cell(role_llms, manager if method == "auto" else None,
-                          assignment.get(SUMMARIZER) or spec.summarizer_llm, days, agents, method, variant))
+        found.append(
+            Cell(
+                role_llms,
+                manager if method == "auto" else None,
+                assignment.get(SUMMARIZER) or spec.summarizer_llm,
+                days,
+                agents,
+                method,
+                variant,
+            )
+        )
     return found
 
 
@@ -155,7 +189,10 @@ def _agent_sets(spec: SweepSpec, roles: list[str]) -> list[dict[str, int]]:
     maxima = [counts.get(r, 1) for r in roles]
     if not spec.every_agent_combination:
         return [dict(zip(roles, maxima, strict=True))]
-    return [dict(zip(roles, combo, strict=True)) for combo in itertools.product(*(range(1, m + 1) for m in maxima))]
+    return [
+        dict(zip(roles, combo, strict=True))
+        for combo in itertools.product(*(range(1, m + 1) for m in maxima))
+    ]
 
 
 def _variant_sets(spec: SweepSpec, experiment: Experiment) -> list[dict[str, str]]:
@@ -165,19 +202,29 @@ def _variant_sets(spec: SweepSpec, experiment: Experiment) -> list[dict[str, str
     for name, wanted in spec.variants.items():
         slot = lookup.get(name.strip().lower())
         if slot is None:
-            raise ValueError(f"variants: no section {name!r} with variants; choose from {sorted(slots) or 'none'}")
+            raise ValueError(
+                f"variants: no section {name!r} with variants; "
+                f"choose from {sorted(slots) or 'none'}"
+            )
         names = slots[slot] if wanted == "all" else list(wanted)
         unknown = [n for n in names if n not in slots[slot]]
         if unknown:
-            raise ValueError(f"variants: section {slot!r} has no variant {unknown[0]!r}; it has {slots[slot]}")
+            raise ValueError(
+                f"variants: section {slot!r} has no variant {unknown[0]!r}; it has {slots[slot]}"
+            )
         axes.append((slot, names))
-    return [dict(zip([a for a, _ in axes], combo, strict=True)) for combo in itertools.product(*(n for _, n in axes))]
+    return [
+        dict(zip([a for a, _ in axes], combo, strict=True))
+        for combo in itertools.product(*(n for _, n in axes))
+    ]
 
 
 def check(spec: SweepSpec, experiment: Experiment) -> None:
     """Raise ValueError for choices the experiment cannot satisfy."""
     if spec.days * 2 > spec.total_messages and not spec.every_day_count:
-        raise ValueError(f"{spec.days} days need at least {spec.days * 2} messages; got {spec.total_messages}")
+        raise ValueError(
+            f"{spec.days} days need at least {spec.days * 2} messages; got {spec.total_messages}"
+        )
     if spec.total_messages % 2:
         raise ValueError(f"total_messages must be even (got {spec.total_messages})")
 

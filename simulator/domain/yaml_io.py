@@ -107,7 +107,9 @@ def validation_to_user_error(
     mark = _closest_mark(loc, marks)
     where = ""
     if source:
-        where = f"{source}, line {mark.line + 1}, column {mark.column + 1}: " if mark else f"{source}: "
+        where = (
+            f"{source}, line {mark.line + 1}, column {mark.column + 1}: " if mark else f"{source}: "
+        )
     message = first.get("msg", "invalid value").removeprefix("Value error, ")
     kind = first.get("type", "")
     fix = _fix_for(kind, field, first)

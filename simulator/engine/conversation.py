@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
-from simulator.domain.variants import apply_variants
 from simulator.domain.params import GenerationParams
+from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
 from simulator.engine.llm_access import LLMAccess
@@ -26,7 +26,11 @@ from simulator.engine.speakers import (
     TurnState,
 )
 from simulator.llm.base import BackendError
-from simulator.prompting.assembly import agent_system_prompt, starting_message, summarizer_system_prompt
+from simulator.prompting.assembly import (
+    agent_system_prompt,
+    starting_message,
+    summarizer_system_prompt,
+)
 from simulator.prompting.bleed import trim_reply
 from simulator.prompting.transcript import Line, agent_messages, day_opening, summarizer_messages
 
@@ -58,7 +62,9 @@ async def run_conversation(run: ConversationRun) -> str:
         return await runner.run()
     except ConversationFailed as exc:
         run.recorder.mark("failed", str(exc))
-        run.on_event(ev.ConversationFinished(run.conversation_id, "failed", str(exc), run.recorder.counters))
+        run.on_event(
+            ev.ConversationFinished(run.conversation_id, "failed", str(exc), run.recorder.counters)
+        )
         return "failed"
     except (asyncio.CancelledError, KeyboardInterrupt):
         run.recorder.mark("interrupted", "cancelled")
@@ -74,10 +80,15 @@ class _Runner:
         self.agents = build_agents(run.experiment, run.spec)
         self.by_name = {a.name: a for a in self.agents}
         counts = run.spec.agents
-        self.prompts = {r.name: agent_system_prompt(run.experiment, r.name, counts) for r in run.experiment.roles}
+        self.prompts = {
+            r.name: agent_system_prompt(run.experiment, r.name, counts)
+            for r in run.experiment.roles
+        }
         self.start = starting_message(run.experiment, counts)
         self.summarizer_prompt = (
-            summarizer_system_prompt(run.experiment, counts) if run.experiment.summarizer_sections else None
+            summarizer_system_prompt(run.experiment, counts)
+            if run.experiment.summarizer_sections
+            else None
         )
         self.summaries: list[str] = []
         self.selector = self._selector()
@@ -110,7 +121,11 @@ class _Runner:
         progress = recorder.load_progress()
         self.summaries = list(progress.summaries)
         split = split_messages(self.spec.total_messages, self.spec.days)
-        run.on_event(ev.DaysPlanned(run.conversation_id, split, [(a.name, a.role, a.llm.model) for a in self.agents]))
+        run.on_event(
+            ev.DaysPlanned(
+                run.conversation_id, split, [(a.name, a.role, a.llm.model) for a in self.agents]
+            )
+        )
         recorder.mark("running")
         turn = progress.messages
         previous = progress.last_speaker
@@ -121,9 +136,15 @@ class _Runner:
             while len(lines) < split[day - 1]:
                 if run.stop.is_set():
                     recorder.mark("interrupted", "stopped by the user")
-                    run.on_event(ev.ConversationFinished(run.conversation_id, "interrupted", None, recorder.counters))
+                    run.on_event(
+                        ev.ConversationFinished(
+                            run.conversation_id, "interrupted", None, recorder.counters
+                        )
+                    )
                     return "interrupted"
-                state = TurnState(self.agents, turn, day, previous, [(l.speaker, l.text) for l in lines])
+                state = TurnState(
+                    self.agents, turn, day, previous, [(line.speaker, line.text) for line in lines]
+                )
                 pick = await self.selector.next_speaker(state)
                 agent = self.by_name[pick.name]
                 run.on_event(ev.TurnStarted(run.conversation_id, day, len(lines), agent.name))
@@ -143,8 +164,9 @@ class _Runner:
             return choice.params
         return choice.params.merge(GenerationParams(seed=self.spec.seed + turn))
 
-    async def _agent_turn(self, agent: Agent, day: int, index: int, turn: int, opening: str,
-                          lines: list[Line], pick) -> str:
+    async def _agent_turn(
+        self, agent: Agent, day: int, index: int, turn: int, opening: str, lines: list[Line], pick
+    ) -> str:
         run = self.run_
         messages = agent_messages(self.prompts[agent.role], opening, lines, agent.name)
         params = self._params(agent.llm, turn)
@@ -153,11 +175,15 @@ class _Runner:
         other_roles = [r.name for r in run.experiment.roles if r.name != agent.role]
         completion = trimmed = None
         for purpose in ("agent_turn", "agent_turn_retry_empty"):
-            on_attempt = run.recorder.call_recorder(purpose, day, index, agent.name, agent.llm, messages, params)
+            on_attempt = run.recorder.call_recorder(
+                purpose, day, index, agent.name, agent.llm, messages, params
+            )
             try:
                 completion = await backend.chat(messages, params, on_attempt=on_attempt)
             except BackendError as exc:
-                raise ConversationFailed(f"{agent.name}'s turn (day {day}, message {index + 1}) failed: {exc}") from None
+                raise ConversationFailed(
+                    f"{agent.name}'s turn (day {day}, message {index + 1}) failed: {exc}"
+                ) from None
             trimmed = trim_reply(completion.text, agent.name, agent.role, others, other_roles)
             if trimmed.text:
                 break
@@ -181,8 +207,20 @@ class _Runner:
             "tokens_out": completion.tokens_out,
         }
         run.recorder.record_message(doc)
-        run.on_event(ev.MessageStored(run.conversation_id, day, index, agent.name, agent.role, trimmed.text,
-                                      trimmed.trimmed, not trimmed.text, pick.fallback, completion.tokens_out))
+        run.on_event(
+            ev.MessageStored(
+                run.conversation_id,
+                day,
+                index,
+                agent.name,
+                agent.role,
+                trimmed.text,
+                trimmed.trimmed,
+                not trimmed.text,
+                pick.fallback,
+                completion.tokens_out,
+            )
+        )
         return trimmed.text
 
     async def _summarise(self, day: int, opening: str, lines: list[Line]) -> None:
@@ -190,7 +228,9 @@ class _Runner:
         choice = self.spec.summarizer_llm or self.agents[0].llm
         messages = summarizer_messages(self.summarizer_prompt, day, opening, lines)
         params = self._params(choice, 10_000 + day)
-        on_attempt = run.recorder.call_recorder("summary", day, len(lines), None, choice, messages, params)
+        on_attempt = run.recorder.call_recorder(
+            "summary", day, len(lines), None, choice, messages, params
+        )
         try:
             completion = await run.llms.get(choice).chat(messages, params, on_attempt=on_attempt)
         except BackendError as exc:

@@ -56,4 +56,6 @@ class ConversationFinished:
     counters: dict
 
 
-Event = DaysPlanned | DayStarted | TurnStarted | MessageStored | DaySummarised | ConversationFinished
+Event = (
+    DaysPlanned | DayStarted | TurnStarted | MessageStored | DaySummarised | ConversationFinished
+)

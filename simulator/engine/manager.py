@@ -11,7 +11,9 @@ from simulator.llm.base import BackendError
 from simulator.llm.retry import Attempt, ResilientBackend
 from simulator.prompting.transcript import Line, manager_feedback, manager_messages
 
-CallRecorderFactory = Callable[[str, int, int, list[dict], GenerationParams], Callable[[Attempt], None]]
+CallRecorderFactory = Callable[
+    [str, int, int, list[dict], GenerationParams], Callable[[Attempt], None]
+]
 
 
 class ManagerPicks:
@@ -26,7 +28,9 @@ class ManagerPicks:
         max_feedback_rounds: int = 2,
     ):
         self._backend = backend
-        self._params = choice.params.merge(GenerationParams(max_tokens=choice.params.max_tokens or 20))
+        self._params = choice.params.merge(
+            GenerationParams(max_tokens=choice.params.max_tokens or 20)
+        )
         self._opening = opening
         self._record = record
         self._rounds = max_feedback_rounds
@@ -34,7 +38,9 @@ class ManagerPicks:
     async def next_speaker(self, state: TurnState) -> Pick:
         names = [a.name for a in state.agents]
         lines = [Line(s, t) for s, t in state.transcript]
-        messages = manager_messages([(a.name, a.role) for a in state.agents], self._opening(state.day), lines)
+        messages = manager_messages(
+            [(a.name, a.role) for a in state.agents], self._opening(state.day), lines
+        )
         notes: list[str] = []
         for round_number in range(self._rounds + 1):
             on_attempt = self._record("manager_pick", state.day, state.turn, messages, self._params)

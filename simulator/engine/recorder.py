@@ -13,8 +13,15 @@ from simulator.store.clock import now
 from simulator.store.store import Store
 
 COUNTER_NAMES = (
-    "messages", "calls", "failed_calls", "tokens_in", "tokens_out", "trimmed", "empty",
-    "fallbacks", "summaries",
+    "messages",
+    "calls",
+    "failed_calls",
+    "tokens_in",
+    "tokens_out",
+    "trimmed",
+    "empty",
+    "fallbacks",
+    "summaries",
 )
 
 
@@ -50,7 +57,9 @@ class StoreRecorder:
     def load_progress(self) -> Progress:
         progress = Progress()
         for doc in self.store.messages.for_conversation(self.conversation_id):
-            progress.lines_by_day.setdefault(doc["day"], []).append(Line(doc["speaker"], doc["text"]))
+            progress.lines_by_day.setdefault(doc["day"], []).append(
+                Line(doc["speaker"], doc["text"])
+            )
             progress.messages += 1
             progress.last_speaker = doc["speaker"]
             self._count_message(doc)
@@ -65,11 +74,19 @@ class StoreRecorder:
 
     def mark(self, status: str, error: str | None = None) -> None:
         self.store.conversations.set_status(self.conversation_id, status, error, self._owner)
-        self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
+        self.store.conversations.set_counters(
+            self.conversation_id, dict(self.counters), self._owner
+        )
 
     def call_recorder(
-        self, purpose: str, day: int, index: int, agent: str | None, choice: LLMChoice,
-        messages: list[dict], params: GenerationParams,
+        self,
+        purpose: str,
+        day: int,
+        index: int,
+        agent: str | None,
+        choice: LLMChoice,
+        messages: list[dict],
+        params: GenerationParams,
     ) -> Callable[[Attempt], None]:
         """An `on_attempt` callback that writes one ledger row per attempt."""
         digest = self.store.calls.store_prompt(messages)
@@ -117,9 +134,13 @@ class StoreRecorder:
                 "already stored by another run"
             )
         self._count_message(full)
-        self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
+        self.store.conversations.set_counters(
+            self.conversation_id, dict(self.counters), self._owner
+        )
 
-    def record_summary(self, day: int, text: str, raw: str, model: str, all_texts: list[str]) -> None:
+    def record_summary(
+        self, day: int, text: str, raw: str, model: str, all_texts: list[str]
+    ) -> None:
         summary = {
             "_id": f"{self.conversation_id}-d{day:03d}",
             "conversation_id": self.conversation_id,
@@ -133,12 +154,16 @@ class StoreRecorder:
         listed = [{"day": i + 1, "text": t} for i, t in enumerate(all_texts)]
         self.store.conversations.add_summary(self.conversation_id, summary, listed)
         self.counters["summaries"] = len(all_texts)
-        self.store.conversations.set_counters(self.conversation_id, dict(self.counters), self._owner)
+        self.store.conversations.set_counters(
+            self.conversation_id, dict(self.counters), self._owner
+        )
 
     def sync_summaries(self, texts: list[str]) -> None:
         """After a resume the conversation's summary list may lag the summaries collection."""
         listed = [{"day": i + 1, "text": t} for i, t in enumerate(texts)]
-        self.store.db.conversations.update_one({"_id": self.conversation_id}, {"$set": {"summaries": listed}})
+        self.store.db.conversations.update_one(
+            {"_id": self.conversation_id}, {"$set": {"summaries": listed}}
+        )
 
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1

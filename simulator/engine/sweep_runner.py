@@ -94,8 +94,11 @@ class SweepRunner:
                         break
                     await asyncio.sleep(self.poll_s)
                     continue
-                await asyncio.wait(list(self._active.values()), timeout=self.poll_s,
-                                   return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    list(self._active.values()),
+                    timeout=self.poll_s,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
                 self._reap()
                 self._report()
         finally:
@@ -110,16 +113,25 @@ class SweepRunner:
 
     def _fill(self) -> None:
         while len(self._active) < self.concurrency:
-            doc = self.store.sweeps.claim_next(self.sweep_id, self.worker, int(self.lease_ttl_s * 1000))
+            doc = self.store.sweeps.claim_next(
+                self.sweep_id, self.worker, int(self.lease_ttl_s * 1000)
+            )
             if doc is None:
                 return
-            self._active[doc["_id"]] = asyncio.create_task(self._run_one(doc["_id"]), name=doc["_id"])
+            self._active[doc["_id"]] = asyncio.create_task(
+                self._run_one(doc["_id"]), name=doc["_id"]
+            )
 
     async def _run_one(self, conversation_id: str) -> str:
         try:
             outcome = await conv_service.run(
-                self.store, conversation_id, self.llms, stop=self.stop, experiment=self.experiment,
-                on_call=self._count_call, lease_owner=self.worker,
+                self.store,
+                conversation_id,
+                self.llms,
+                stop=self.stop,
+                experiment=self.experiment,
+                on_call=self._count_call,
+                lease_owner=self.worker,
             )
             return outcome.status
         except TranscriptTaken as exc:
@@ -127,8 +139,9 @@ class SweepRunner:
             return "taken"
         except Exception as exc:  # an engine bug must not stop the sweep: record and go on
             log.exception("conversation %s crashed", conversation_id)
-            self.store.conversations.set_status(conversation_id, "failed", f"internal error: {exc!r}",
-                                                self.worker)
+            self.store.conversations.set_status(
+                conversation_id, "failed", f"internal error: {exc!r}", self.worker
+            )
             return "failed"
         finally:
             self.store.sweeps.release(conversation_id, self.worker)
@@ -152,21 +165,38 @@ class SweepRunner:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             for conversation_id, task in list(self._active.items()):
-                ok = self.store.sweeps.heartbeat(conversation_id, self.worker, int(self.lease_ttl_s * 1000))
+                ok = self.store.sweeps.heartbeat(
+                    conversation_id, self.worker, int(self.lease_ttl_s * 1000)
+                )
                 if not ok and not task.done():
-                    log.warning("lease on %s lost; stopping that conversation here", conversation_id)
+                    log.warning(
+                        "lease on %s lost; stopping that conversation here", conversation_id
+                    )
                     task.cancel()
 
     def _report(self, force: bool = False) -> SweepProgress:
         moment = time.monotonic()
-        counts = self.store.sweeps.status_counts(self.sweep_id) if force or (
-            moment - self._last_progress >= self.progress_every_s) else None
+        counts = (
+            self.store.sweeps.status_counts(self.sweep_id)
+            if force or (moment - self._last_progress >= self.progress_every_s)
+            else None
+        )
         if counts is None:
             return None  # type: ignore[return-value]
         self._last_progress = moment
         total = sum(counts.values())
         done, failed = counts.get("done", 0), counts.get("failed", 0)
-        progress = SweepProgress(self.sweep_id, total, done, failed, len(self._active), total - done - failed,
-                                 self._calls, self._tokens, moment - self._started, self._start_finished)
+        progress = SweepProgress(
+            self.sweep_id,
+            total,
+            done,
+            failed,
+            len(self._active),
+            total - done - failed,
+            self._calls,
+            self._tokens,
+            moment - self._started,
+            self._start_finished,
+        )
         self.on_progress(progress)
         return progress

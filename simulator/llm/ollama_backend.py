@@ -115,8 +115,13 @@ class OllamaBackend:
                 options=self.options(params),
                 stream=False,
             )
-        except (ollama.ResponseError, ConnectionError, httpx.TransportError,
-                json.JSONDecodeError, pydantic.ValidationError) as exc:
+        except (
+            ollama.ResponseError,
+            ConnectionError,
+            httpx.TransportError,
+            json.JSONDecodeError,
+            pydantic.ValidationError,
+        ) as exc:
             error = self._map_error(exc)
         if error is not None:
             raise error  # outside the handler: no client internals ride along as __context__
@@ -216,8 +221,9 @@ class OllamaBackend:
                     f"{self.model}` or check the name."
                 )
             if status == 429:
-                return RateLimitedError(f"{where} is rate limiting requests (HTTP 429).",
-                                        retry_after=_retry_after.get())
+                return RateLimitedError(
+                    f"{where} is rate limiting requests (HTTP 429).", retry_after=_retry_after.get()
+                )
             if status >= 500 or status == 408:
                 return TransientBackendError(
                     f"{where} answered with server error HTTP {status}: {_short(exc.error)}"
@@ -242,5 +248,9 @@ def _short(text: object, limit: int = 200) -> str:
 
 def create_backend(name: str, base_url: str | None = None, **kw: Any) -> OllamaBackend:
     """Registry factory for `ollama:NAME`; `base_url` is the Ollama host."""
-    return OllamaBackend(name, host=base_url, on_pull_progress=kw.get("on_pull_progress"),
-                         timeout=kw.get("timeout", 300.0))
+    return OllamaBackend(
+        name,
+        host=base_url,
+        on_pull_progress=kw.get("on_pull_progress"),
+        timeout=kw.get("timeout", 300.0),
+    )

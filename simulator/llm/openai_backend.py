@@ -108,8 +108,13 @@ class OpenAIBackend:
             }
         except openai.OpenAIError as exc:
             error = self._map_error(exc)
-        except (json.JSONDecodeError, pydantic.ValidationError, AttributeError, IndexError,
-                TypeError) as exc:
+        except (
+            json.JSONDecodeError,
+            pydantic.ValidationError,
+            AttributeError,
+            IndexError,
+            TypeError,
+        ) as exc:
             error = TransientBackendError(
                 f"{self.base_url} sent a malformed chat completion ({type(exc).__name__})."
             )
@@ -220,5 +225,6 @@ class OpenAIBackend:
 
 def create_backend(name: str, base_url: str | None = None, **kw: Any) -> OpenAIBackend:
     """Registry factory for `openai:NAME`."""
-    return OpenAIBackend(name, base_url=base_url, api_key=kw.get("api_key"),
-                         timeout=kw.get("timeout", 120.0))
+    return OpenAIBackend(
+        name, base_url=base_url, api_key=kw.get("api_key"), timeout=kw.get("timeout", 120.0)
+    )

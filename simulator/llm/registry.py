@@ -16,18 +16,22 @@ from typing import Any
 from simulator.errors import UserError
 from simulator.llm.base import Backend, FatalBackendError
 
-PROVIDERS: MappingProxyType[str, str] = MappingProxyType({
-    "local": "simulator.llm.llamacpp_backend:create_backend",
-    "ollama": "simulator.llm.ollama_backend:create_backend",
-    "openai": "simulator.llm.openai_backend:create_backend",
-    "hf": "simulator.llm.hf_backend:create_backend",
-    "mock": "simulator.llm.mock_backend:create_backend",
-})
+PROVIDERS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "local": "simulator.llm.llamacpp_backend:create_backend",
+        "ollama": "simulator.llm.ollama_backend:create_backend",
+        "openai": "simulator.llm.openai_backend:create_backend",
+        "hf": "simulator.llm.hf_backend:create_backend",
+        "mock": "simulator.llm.mock_backend:create_backend",
+    }
+)
 
-INSTALL_HINTS: MappingProxyType[str, str] = MappingProxyType({
-    "local": "pip install -e '.[local]'",
-    "hf": "pip install -e '.[hf]'",
-})
+INSTALL_HINTS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "local": "pip install -e '.[local]'",
+        "hf": "pip install -e '.[hf]'",
+    }
+)
 
 EXAMPLES = "local:smollm2, ollama:llama3, openai:gpt-4o-mini, hf:/path/or/id, mock:alice"
 

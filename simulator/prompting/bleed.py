@@ -28,7 +28,9 @@ def _tag_pattern(labels: Iterable[str]) -> str:
     )
 
 
-def trim_reply(text: str, speaker: str, role: str, others: Iterable[str], other_roles: Iterable[str]) -> Trimmed:
+def trim_reply(
+    text: str, speaker: str, role: str, others: Iterable[str], other_roles: Iterable[str]
+) -> Trimmed:
     """Clean one reply. `others` are the other agents' names, `other_roles` the roles' names."""
     original = text
     own = re.compile(r"^\s*" + _tag_pattern([speaker, role]) + r"\s*", re.IGNORECASE)

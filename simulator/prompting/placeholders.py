@@ -56,7 +56,7 @@ def known_placeholders(experiment: Experiment) -> list[str]:
 
 
 def validate_placeholders(experiment: Experiment) -> None:
-    """Raise ValueError for the first unknown placeholder, naming its field and the nearest match."""
+    """Raise ValueError for the first unknown placeholder, naming its field and nearest match."""
     known = set(known_placeholders(experiment))
     verb_prefixes = tuple(f"{role.tag}{VERB_MARK}" for role in experiment.roles)
     for field, text in experiment.texts():

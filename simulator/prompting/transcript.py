@@ -55,21 +55,30 @@ def format_transcript(opening: str, lines: Sequence[Line]) -> str:
     return "\n".join(rows)
 
 
-def summarizer_messages(system_prompt: str | None, day: int, opening: str, lines: Sequence[Line]) -> list[dict]:
+def summarizer_messages(
+    system_prompt: str | None, day: int, opening: str, lines: Sequence[Line]
+) -> list[dict]:
     template = load_template("summarizer")
     system = system_prompt or template["default_system"]
     user = fill(template["user"], day=str(day), transcript=format_transcript(opening, lines))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def manager_messages(agents: Sequence[tuple[str, str]], opening: str, lines: Sequence[Line]) -> list[dict]:
+def manager_messages(
+    agents: Sequence[tuple[str, str]], opening: str, lines: Sequence[Line]
+) -> list[dict]:
     """`agents` are (name, role) pairs."""
     template = load_template("manager")
     roster = "\n".join(f"- {name} ({role})" for name, role in agents)
     names = ", ".join(name for name, _ in agents)
     return [
         {"role": "system", "content": fill(template["system"], agents=roster, names=names)},
-        {"role": "user", "content": fill(template["user"], transcript=format_transcript(opening, lines), names=names)},
+        {
+            "role": "user",
+            "content": fill(
+                template["user"], transcript=format_transcript(opening, lines), names=names
+            ),
+        },
     ]
 
 

@@ -35,8 +35,11 @@ def choose_llm(experiment: Experiment, model: str | None, field: str) -> LLMChoi
     try:
         return LLMChoice(model=model)
     except ValidationError as exc:
-        raise UserError(exc.errors()[0]["msg"].removeprefix("Value error, "), field=field,
-                        fix="use a model string such as local:smollm2 or ollama:llama3") from None
+        raise UserError(
+            exc.errors()[0]["msg"].removeprefix("Value error, "),
+            field=field,
+            fix="use a model string such as local:smollm2 or ollama:llama3",
+        ) from None
 
 
 def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:
@@ -44,12 +47,17 @@ def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[st
     for pair in pairs:
         role_name, sep, model = pair.partition("=")
         if not sep or not model.strip():
-            raise UserError(f"{pair!r} is not ROLE=MODEL", field="--llm-for",
-                            fix="write e.g. --llm-for prisoner=ollama:llama3")
+            raise UserError(
+                f"{pair!r} is not ROLE=MODEL",
+                field="--llm-for",
+                fix="write e.g. --llm-for prisoner=ollama:llama3",
+            )
         try:
             role = experiment.role(role_name)
         except KeyError as exc:
-            raise UserError(str(exc.args[0]), field="--llm-for", fix="use one of the experiment's roles") from None
+            raise UserError(
+                str(exc.args[0]), field="--llm-for", fix="use one of the experiment's roles"
+            ) from None
         chosen[role.name] = model.strip()
     return chosen
 
@@ -72,13 +80,29 @@ def build_spec(
     counts = parse_counts(agents, experiment, field="--agents")
     per_role = parse_role_models(llm_for, experiment)
     default = choose_llm(experiment, llm, "--llm")
-    role_llms = {r.name: choose_llm(experiment, per_role[r.name], "--llm-for") if r.name in per_role else default
-                 for r in experiment.roles}
-    manager = choose_llm(experiment, manager_llm, "--manager-llm") if (manager_llm or speaker == "auto") else None
-    summarizer = choose_llm(experiment, summarizer_llm, "--summarizer-llm") if summarizer_llm else default
+    role_llms = {
+        r.name: choose_llm(experiment, per_role[r.name], "--llm-for")
+        if r.name in per_role
+        else default
+        for r in experiment.roles
+    }
+    manager = (
+        choose_llm(experiment, manager_llm, "--manager-llm")
+        if (manager_llm or speaker == "auto")
+        else None
+    )
+    summarizer = (
+        choose_llm(experiment, summarizer_llm, "--summarizer-llm") if summarizer_llm else default
+    )
     data = {
-        "agents": counts, "total_messages": total_messages, "days": days, "speaker_method": speaker,
-        "role_llms": role_llms, "manager_llm": manager, "summarizer_llm": summarizer, "seed": seed,
+        "agents": counts,
+        "total_messages": total_messages,
+        "days": days,
+        "speaker_method": speaker,
+        "role_llms": role_llms,
+        "manager_llm": manager,
+        "summarizer_llm": summarizer,
+        "seed": seed,
     }
     try:
         spec = ConversationSpec.model_validate(data)
@@ -87,21 +111,24 @@ def build_spec(
     return spec
 
 
-
-def create(store: Store, view: ExperimentView, spec: ConversationSpec, user: str, extra: dict | None = None) -> dict:
+def create(
+    store: Store, view: ExperimentView, spec: ConversationSpec, user: str, extra: dict | None = None
+) -> dict:
     """Store a pending conversation holding the spec and a snapshot of the experiment."""
     agents = build_agents(view.experiment, spec)
     store.users.ensure(user)
-    return store.conversations.create({
-        "experiment_id": view.id,
-        "experiment_version": view.version,
-        "owner": user,
-        "spec": spec.model_dump(mode="json"),
-        "experiment": view.experiment.model_dump(mode="json"),
-        "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
-        "day_split": split_messages(spec.total_messages, spec.days),
-        **(extra or {}),
-    })
+    return store.conversations.create(
+        {
+            "experiment_id": view.id,
+            "experiment_version": view.version,
+            "owner": user,
+            "spec": spec.model_dump(mode="json"),
+            "experiment": view.experiment.model_dump(mode="json"),
+            "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
+            "day_split": split_messages(spec.total_messages, spec.days),
+            **(extra or {}),
+        }
+    )
 
 
 async def preflight(spec: ConversationSpec, llms: LLMAccess) -> None:
@@ -139,14 +166,24 @@ async def run(
         experiment = Experiment.model_validate(snapshot)
     spec = ConversationSpec.model_validate(doc["spec"])
     recorder = StoreRecorder(store, conversation_id, on_call=on_call, lease_owner=lease_owner)
-    conversation = ConversationRun(conversation_id, experiment, spec, llms, recorder, on_event,
-                                   stop or asyncio.Event(), manual_input)
+    conversation = ConversationRun(
+        conversation_id,
+        experiment,
+        spec,
+        llms,
+        recorder,
+        on_event,
+        stop or asyncio.Event(),
+        manual_input,
+    )
     status = await run_conversation(conversation)
     final = store.conversations.get(conversation_id)
     return RunOutcome(conversation_id, status, final.get("error"), final.get("counters", {}))
 
 
-def list_docs(store: Store, user: str, experiment_id: str | None = None, mine: bool = False) -> list[dict]:
+def list_docs(
+    store: Store, user: str, experiment_id: str | None = None, mine: bool = False
+) -> list[dict]:
     docs = store.conversations.list(experiment_id=experiment_id, owner=user if mine else None)
     starred = store.users.favourites(user, KIND)
     for doc in docs:

@@ -44,7 +44,10 @@ class ExperimentView:
         }
 
     def to_json(self) -> dict:
-        return {**self.summary(), "experiment": self.experiment.model_dump(mode="json", exclude_none=True)}
+        return {
+            **self.summary(),
+            "experiment": self.experiment.model_dump(mode="json", exclude_none=True),
+        }
 
 
 def _iso(moment: object) -> str | None:
@@ -64,7 +67,9 @@ def _view(store: Store, doc: dict, user: str) -> ExperimentView:
     )
 
 
-def create(store: Store, experiment: Experiment, user: str, duplicated_from: str | None = None) -> ExperimentView:
+def create(
+    store: Store, experiment: Experiment, user: str, duplicated_from: str | None = None
+) -> ExperimentView:
     store.users.ensure(user)
     doc = store.experiments.create(experiment, user, duplicated_from)
     if experiment.favourite:
@@ -82,7 +87,9 @@ def get(store: Store, experiment_id: str, user: str) -> ExperimentView:
     return _view(store, store.experiments.get(experiment_id), user)
 
 
-def list_views(store: Store, user: str, mine: bool = False, favourites: bool = False) -> list[ExperimentView]:
+def list_views(
+    store: Store, user: str, mine: bool = False, favourites: bool = False
+) -> list[ExperimentView]:
     """Favourites first, then newest first."""
     docs = store.experiments.list(owner=user if mine else None)
     starred = store.users.favourites(user, KIND)
@@ -92,10 +99,15 @@ def list_views(store: Store, user: str, mine: bool = False, favourites: bool = F
     views = []
     for doc in docs:
         views.append(
-            ExperimentView(doc["_id"], doc["owner"], to_model(doc, doc["_id"] in starred),
-                           as_datetime(doc["created_at"]), as_datetime(doc["updated_at"]),
-                           doc.get("duplicated_from"),
-                           doc["version"])
+            ExperimentView(
+                doc["_id"],
+                doc["owner"],
+                to_model(doc, doc["_id"] in starred),
+                as_datetime(doc["created_at"]),
+                as_datetime(doc["updated_at"]),
+                doc.get("duplicated_from"),
+                doc["version"],
+            )
         )
     return views
 
@@ -106,7 +118,11 @@ def export_yaml(store: Store, experiment_id: str, user: str) -> str:
 
 
 def duplicate(
-    store: Store, experiment_id: str, user: str, name: str | None = None, changes: dict | None = None
+    store: Store,
+    experiment_id: str,
+    user: str,
+    name: str | None = None,
+    changes: dict | None = None,
 ) -> ExperimentView:
     """Anyone may duplicate; the copy belongs to `user` and remembers where it came from."""
     source = get(store, experiment_id, user)
@@ -119,12 +135,18 @@ def duplicate(
 
 
 def update(
-    store: Store, experiment_id: str, user: str, note: str | None = None, favourite: bool | None = None
+    store: Store,
+    experiment_id: str,
+    user: str,
+    note: str | None = None,
+    favourite: bool | None = None,
 ) -> ExperimentView:
     """The note is the owner's; the favourite flag is each user's own, so anyone may set theirs."""
     if note is not None:
         if len(note) > 2000:
-            raise UserError("the note is longer than 2000 characters", field="note", fix="shorten it")
+            raise UserError(
+                "the note is longer than 2000 characters", field="note", fix="shorten it"
+            )
         store.experiments.update_note(experiment_id, user, note)
     else:
         store.experiments.get(experiment_id)
@@ -141,14 +163,16 @@ def delete(store: Store, experiment_id: str, user: str) -> None:
 
 
 def parse_counts(text: str, experiment: Experiment, field: str = "--render") -> dict[str, int]:
-    """'guard=2,prisoner=1' -> {'Guard': 2, 'Prisoner': 1}; every role must be known, counts >= 1."""
+    """'guard=2,prisoner=1' -> {'Guard': 2, 'Prisoner': 1}; roles must be known, counts >= 1."""
     counts: dict[str, int] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
         try:
             role = experiment.role(name)
         except KeyError as exc:
-            raise UserError(str(exc.args[0]), field=field, fix="use ROLE=COUNT with the experiment's role names") from None
+            raise UserError(
+                str(exc.args[0]), field=field, fix="use ROLE=COUNT with the experiment's role names"
+            ) from None
         if not sep or not value.strip().isdigit() or int(value) < 1:
             raise UserError(
                 f"{part!r} needs a whole number of agents of at least 1",

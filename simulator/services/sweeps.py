@@ -9,7 +9,14 @@ from pydantic import ValidationError
 
 from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.ids import content_hash
-from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec, calls_per_conversation, expand, to_llm_choice
+from simulator.domain.sweep import (
+    Cell,
+    PlannedConversation,
+    SweepSpec,
+    calls_per_conversation,
+    expand,
+    to_llm_choice,
+)
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine.agents import build_agents
 from simulator.errors import UserError
@@ -28,9 +35,14 @@ class Plan:
     planned: list[PlannedConversation]
 
     def as_dict(self) -> dict:
-        return {"cells": self.cells, "conversations": self.conversations, "expected_calls": self.expected_calls,
-                "already_stored": self.already_stored, "sample_cell": self.sample.as_dict(),
-                "sample_label": self.sample.label()}
+        return {
+            "cells": self.cells,
+            "conversations": self.conversations,
+            "expected_calls": self.expected_calls,
+            "already_stored": self.already_stored,
+            "sample_cell": self.sample.as_dict(),
+            "sample_label": self.sample.label(),
+        }
 
 
 def validate_spec(data: dict, source: str | None = None) -> SweepSpec:
@@ -45,10 +57,15 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec) -> Plan:
     try:
         planned = expand(spec, view.experiment, view.version)
     except (ValueError, KeyError) as exc:
-        raise UserError(str(exc.args[0]), field="sweep", fix="adjust the sweep file or flags") from None
+        raise UserError(
+            str(exc.args[0]), field="sweep", fix="adjust the sweep file or flags"
+        ) from None
     if not planned:
-        raise UserError("the sweep has no conversation to run", field="sweep",
-                        fix="check days against total_messages and the variant lists")
+        raise UserError(
+            "the sweep has no conversation to run",
+            field="sweep",
+            fix="check days against total_messages and the variant lists",
+        )
     cell_keys = {p.cell_key: p.cell for p in planned}
     calls = sum(calls_per_conversation(p.cell, spec.total_messages) for p in planned)
     stored = len(store.sweeps.existing_keys([p.key for p in planned]))
@@ -64,41 +81,74 @@ def create(store: Store, view: ExperimentView, spec: SweepSpec, user: str) -> tu
     the_plan = plan(store, view, spec)
     key = sweep_key(view, spec)
     existing = [s for s in store.sweeps.list(view.id) if s.get("key") == key]
-    sweep = existing[0] if existing else store.sweeps.create({
-        "key": key, "experiment_id": view.id, "experiment_version": view.version, "owner": user,
-        "name": spec.name, "spec": spec.model_dump(mode="json"),
-        "experiment": view.experiment.model_dump(mode="json"), "plan": the_plan.as_dict(),
-    })
+    sweep = (
+        existing[0]
+        if existing
+        else store.sweeps.create(
+            {
+                "key": key,
+                "experiment_id": view.id,
+                "experiment_version": view.version,
+                "owner": user,
+                "name": spec.name,
+                "spec": spec.model_dump(mode="json"),
+                "experiment": view.experiment.model_dump(mode="json"),
+                "plan": the_plan.as_dict(),
+            }
+        )
+    )
     store.users.ensure(user)
-    docs = [conversation_document(view, spec, sweep["_id"], p, order, user)
-            for order, p in enumerate(the_plan.planned)]
+    docs = [
+        conversation_document(view, spec, sweep["_id"], p, order, user)
+        for order, p in enumerate(the_plan.planned)
+    ]
     added = store.sweeps.insert_conversations(docs)
     return sweep, added
 
 
-def conversation_document(view: ExperimentView, spec: SweepSpec, sweep_id: str, planned: PlannedConversation,
-                          order: int, user: str) -> dict:
+def conversation_document(
+    view: ExperimentView,
+    spec: SweepSpec,
+    sweep_id: str,
+    planned: PlannedConversation,
+    order: int,
+    user: str,
+) -> dict:
     cell = planned.cell
     experiment = view.experiment
     default = cell.role_llms[experiment.roles[0].name]
     conv_spec = ConversationSpec(
-        agents=cell.agents, total_messages=spec.total_messages, days=cell.days,
+        agents=cell.agents,
+        total_messages=spec.total_messages,
+        days=cell.days,
         speaker_method=cell.speaker_method,
         role_llms={r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()},
         manager_llm=to_llm_choice(experiment, cell.manager_llm) if cell.manager_llm else None,
         summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
-        seed=planned.seed, variant=cell.variant,
+        seed=planned.seed,
+        variant=cell.variant,
     )
     agents = build_agents(experiment, conv_spec)
-    return ConversationsRepository.new_document({
-        "key": planned.key, "experiment_id": view.id, "experiment_version": view.version, "owner": user,
-        "sweep_id": sweep_id, "order": order, "cell": cell.as_dict(), "cell_key": planned.cell_key,
-        "cell_label": cell.label(), "repetition": planned.repetition,
-        "spec": conv_spec.model_dump(mode="json"),
-        "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
-        "day_split": split_messages(conv_spec.total_messages, conv_spec.days),
-        "lease_owner": None, "lease_expires_ms": 0, "claims": 0,
-    })
+    return ConversationsRepository.new_document(
+        {
+            "key": planned.key,
+            "experiment_id": view.id,
+            "experiment_version": view.version,
+            "owner": user,
+            "sweep_id": sweep_id,
+            "order": order,
+            "cell": cell.as_dict(),
+            "cell_key": planned.cell_key,
+            "cell_label": cell.label(),
+            "repetition": planned.repetition,
+            "spec": conv_spec.model_dump(mode="json"),
+            "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
+            "day_split": split_messages(conv_spec.total_messages, conv_spec.days),
+            "lease_owner": None,
+            "lease_expires_ms": 0,
+            "claims": 0,
+        }
+    )
 
 
 def status(store: Store, sweep_id: str) -> dict:
@@ -108,13 +158,25 @@ def status(store: Store, sweep_id: str) -> dict:
     docs = store.sweeps.conversations(sweep_id)
     tokens = sum((d.get("counters") or {}).get("tokens_out", 0) for d in docs)
     calls = sum((d.get("counters") or {}).get("calls", 0) for d in docs)
-    failed = [{"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
-              for d in docs if d["status"] == "failed"]
+    failed = [
+        {"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
+        for d in docs
+        if d["status"] == "failed"
+    ]
     return {
-        "sweep_id": sweep_id, "name": sweep.get("name"), "experiment_id": sweep["experiment_id"],
-        "total": total, "counts": {s: counts.get(s, 0) for s in ("pending", "running", "done", "failed", "interrupted")},
-        "complete": counts.get("done", 0) == total, "calls": calls, "tokens_out": tokens,
-        "workers": sorted({d["lease_owner"] for d in docs if d["status"] == "running" and d.get("lease_owner")}),
+        "sweep_id": sweep_id,
+        "name": sweep.get("name"),
+        "experiment_id": sweep["experiment_id"],
+        "total": total,
+        "counts": {
+            s: counts.get(s, 0) for s in ("pending", "running", "done", "failed", "interrupted")
+        },
+        "complete": counts.get("done", 0) == total,
+        "calls": calls,
+        "tokens_out": tokens,
+        "workers": sorted(
+            {d["lease_owner"] for d in docs if d["status"] == "running" and d.get("lease_owner")}
+        ),
         "failed": failed[:50],
     }
 
@@ -131,8 +193,13 @@ def parse_variant_flags(values: Iterable[str]) -> dict[str, list[str] | str]:
     for value in values:
         slot, sep, names = value.partition("=")
         if not sep or not names.strip():
-            raise UserError(f"{value!r} is not SECTION=NAME[,NAME…]", field="--variant",
-                            fix="write e.g. --variant 'Guard/Personality=respectful,abusive' or =all")
+            raise UserError(
+                f"{value!r} is not SECTION=NAME[,NAME…]",
+                field="--variant",
+                fix="write e.g. --variant 'Guard/Personality=respectful,abusive' or =all",
+            )
         cleaned = names.strip()
-        result[slot.strip()] = "all" if cleaned == "all" else [n.strip() for n in cleaned.split(",") if n.strip()]
+        result[slot.strip()] = (
+            "all" if cleaned == "all" else [n.strip() for n in cleaned.split(",") if n.strip()]
+        )
     return result

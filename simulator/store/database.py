@@ -119,7 +119,9 @@ def _open_mongomock(uri: str, db_name: str) -> Connection:
 def _open_embedded(uri: str, db_name: str) -> Connection:
     import litemongo
 
-    path = Path(uri.removeprefix("file://") if uri.startswith("file://") else uri.removeprefix("file:"))
+    path = Path(
+        uri.removeprefix("file://") if uri.startswith("file://") else uri.removeprefix("file:")
+    )
     path = path.expanduser().resolve()
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -130,4 +132,6 @@ def _open_embedded(uri: str, db_name: str) -> Connection:
             field="--db/SIM_DB",
             fix="point --db or SIM_DB at a writable folder, or SIM_DATA_DIR at a writable place",
         ) from None
-    return Connection(client[db_name], client, "embedded", str(path), lock_path=path / ".claims.lock")
+    return Connection(
+        client[db_name], client, "embedded", str(path), lock_path=path / ".claims.lock"
+    )

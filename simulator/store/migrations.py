@@ -18,7 +18,9 @@ META_ID = "schema"
 def _m001_initial(db: Any) -> None:
     """Version 1: the first schema; documents written before it carried no schema_version."""
     for name in ("users", "experiments", "favourites", "conversations", "messages", "calls"):
-        db[name].update_many({"schema_version": {"$exists": False}}, {"$set": {"schema_version": 1}})
+        db[name].update_many(
+            {"schema_version": {"$exists": False}}, {"$set": {"schema_version": 1}}
+        )
 
 
 MIGRATIONS: list[tuple[int, Callable[[Any], None]]] = [(1, _m001_initial)]

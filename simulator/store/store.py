@@ -44,7 +44,14 @@ def open_store(connection: Connection) -> Store:
         CallsRepository(db),
         SweepsRepository(db, connection.lock_path),
     )
-    repos = (store.users, store.experiments, store.conversations, store.messages, store.calls, store.sweeps)
+    repos = (
+        store.users,
+        store.experiments,
+        store.conversations,
+        store.messages,
+        store.calls,
+        store.sweeps,
+    )
     for repo in repos:
         repo.ensure_indexes()
     migrate(db)

@@ -235,8 +235,11 @@ class StubLLMServer:
         if fn is not None:
             return fn(body)
         last = next(
-            (m.get("content", "") for m in reversed(body.get("messages") or [])
-             if m.get("role") == "user"),
+            (
+                m.get("content", "")
+                for m in reversed(body.get("messages") or [])
+                if m.get("role") == "user"
+            ),
             "",
         )
         last = " ".join(str(last).split())
@@ -343,8 +346,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, path: str, status: int, message: str, headers: dict | None = None) -> None:
         if path.startswith("/v1/"):
-            kind = {401: "invalid_request_error", 404: "invalid_request_error",
-                    429: "rate_limit_error"}.get(status, "server_error")
+            kind = {
+                401: "invalid_request_error",
+                404: "invalid_request_error",
+                429: "rate_limit_error",
+            }.get(status, "server_error")
             self._send_json(status, _openai_error(message, kind, None), headers)
         else:
             self._send_json(status, {"error": message}, headers)
@@ -370,8 +376,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _fault(self, path: str, fault: str) -> None:
         stub = self.server.stub
         if fault == "429":
-            self._error(path, 429, "Rate limit reached; slow down.",
-                        {"Retry-After": _fmt_seconds(stub.retry_after_s)})
+            self._error(
+                path,
+                429,
+                "Rate limit reached; slow down.",
+                {"Retry-After": _fmt_seconds(stub.retry_after_s)},
+            )
         elif fault == "500":
             self._error(path, 500, "The stub server had an internal error.")
         elif fault == "drop":
@@ -393,9 +403,14 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         if not stub.has_model(model):
             if openai:
-                self._send_json(404, _openai_error(
-                    f"The model '{model}' does not exist or you do not have access to it.",
-                    "invalid_request_error", "model_not_found"))
+                self._send_json(
+                    404,
+                    _openai_error(
+                        f"The model '{model}' does not exist or you do not have access to it.",
+                        "invalid_request_error",
+                        "model_not_found",
+                    ),
+                )
             else:
                 self._send_json(404, {"error": f"model '{model}' not found"})
             return
@@ -416,55 +431,82 @@ class _Handler(BaseHTTPRequestHandler):
         stop = body.get("stop")
         stop = [stop] if isinstance(stop, str) else stop
         text, reason = apply_limits(
-            text, stop, body.get("max_completion_tokens") or body.get("max_tokens"))
-        self._send_json(200, {
-            "id": f"chatcmpl-stub-{n}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "system_fingerprint": "fp_stub",
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": reason,
-                "logprobs": None,
-            }],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": count_words(text),
-                "total_tokens": prompt_tokens + count_words(text),
+            text, stop, body.get("max_completion_tokens") or body.get("max_tokens")
+        )
+        self._send_json(
+            200,
+            {
+                "id": f"chatcmpl-stub-{n}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "system_fingerprint": "fp_stub",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": reason,
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": count_words(text),
+                    "total_tokens": prompt_tokens + count_words(text),
+                },
             },
-        })
+        )
 
     def _ollama_chat(self, body: dict, model: str, text: str, prompt_tokens: int) -> None:
         options = body.get("options") or {}
         text, reason = apply_limits(text, options.get("stop"), options.get("num_predict"))
         now = datetime.now(UTC).isoformat()
         final = {
-            "model": model, "created_at": now,
+            "model": model,
+            "created_at": now,
             "message": {"role": "assistant", "content": text},
-            "done": True, "done_reason": reason,
-            "total_duration": 1_000_000, "load_duration": 1000,
-            "prompt_eval_count": prompt_tokens, "prompt_eval_duration": 1000,
-            "eval_count": count_words(text), "eval_duration": 1000,
+            "done": True,
+            "done_reason": reason,
+            "total_duration": 1_000_000,
+            "load_duration": 1000,
+            "prompt_eval_count": prompt_tokens,
+            "prompt_eval_duration": 1000,
+            "eval_count": count_words(text),
+            "eval_duration": 1000,
         }
         if body.get("stream", True) is False:
             self._send_json(200, final)
             return
         pieces = [w + " " for w in text.split(" ")]
         pieces[-1] = pieces[-1][:-1]
-        chunks = [{"model": model, "created_at": now,
-                   "message": {"role": "assistant", "content": p}, "done": False}
-                  for p in pieces]
+        chunks = [
+            {
+                "model": model,
+                "created_at": now,
+                "message": {"role": "assistant", "content": p},
+                "done": False,
+            }
+            for p in pieces
+        ]
         self._stream([*chunks, {**final, "message": {"role": "assistant", "content": ""}}])
 
     def _ollama_tags(self, body: dict) -> None:
-        models = [{
-            "name": m, "model": m, "modified_at": "2024-01-01T00:00:00Z",
-            "size": 1_000_000, "digest": fake_digest(m),
-            "details": {"format": "gguf", "family": "stub", "parameter_size": "1M",
-                        "quantization_level": "Q8_0"},
-        } for m in self.server.stub.models]
+        models = [
+            {
+                "name": m,
+                "model": m,
+                "modified_at": "2024-01-01T00:00:00Z",
+                "size": 1_000_000,
+                "digest": fake_digest(m),
+                "details": {
+                    "format": "gguf",
+                    "family": "stub",
+                    "parameter_size": "1M",
+                    "quantization_level": "Q8_0",
+                },
+            }
+            for m in self.server.stub.models
+        ]
         self._send_json(200, {"models": models})
 
     def _ollama_pull(self, body: dict) -> None:
@@ -472,15 +514,27 @@ class _Handler(BaseHTTPRequestHandler):
         name = str(body.get("model") or body.get("name") or "")
         allowed = stub.pullable is None or model_tag(name) in {model_tag(p) for p in stub.pullable}
         if not allowed:
-            lines: list[dict] = [{"status": "pulling manifest"},
-                                 {"error": "pull model manifest: file does not exist"}]
+            lines: list[dict] = [
+                {"status": "pulling manifest"},
+                {"error": "pull model manifest: file does not exist"},
+            ]
         else:
             digest, total = "sha256:" + fake_digest(name), 4000
             lines = [{"status": "pulling manifest"}]
-            lines += [{"status": f"pulling {digest[7:19]}", "digest": digest,
-                       "total": total, "completed": done} for done in (0, 1000, 2500, 4000)]
-            lines += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"},
-                      {"status": "success"}]
+            lines += [
+                {
+                    "status": f"pulling {digest[7:19]}",
+                    "digest": digest,
+                    "total": total,
+                    "completed": done,
+                }
+                for done in (0, 1000, 2500, 4000)
+            ]
+            lines += [
+                {"status": "verifying sha256 digest"},
+                {"status": "writing manifest"},
+                {"status": "success"},
+            ]
             stub.add_model(name)
         if body.get("stream", True) is False:
             last = lines[-1]
@@ -493,20 +547,37 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.server.stub.has_model(name):
             self._send_json(404, {"error": f"model '{name}' not found"})
             return
-        self._send_json(200, {
-            "modelfile": f"FROM {model_tag(name)}\n", "parameters": "", "template": "{{ .Prompt }}",
-            "details": {"format": "gguf", "family": "stub", "parameter_size": "1M",
-                        "quantization_level": "Q8_0"},
-            "model_info": {"general.architecture": "stub", "stub.context_length": 4096},
-            "capabilities": ["completion"], "modified_at": "2024-01-01T00:00:00Z",
-        })
+        self._send_json(
+            200,
+            {
+                "modelfile": f"FROM {model_tag(name)}\n",
+                "parameters": "",
+                "template": "{{ .Prompt }}",
+                "details": {
+                    "format": "gguf",
+                    "family": "stub",
+                    "parameter_size": "1M",
+                    "quantization_level": "Q8_0",
+                },
+                "model_info": {"general.architecture": "stub", "stub.context_length": 4096},
+                "capabilities": ["completion"],
+                "modified_at": "2024-01-01T00:00:00Z",
+            },
+        )
 
     def _ollama_version(self, body: dict) -> None:
         self._send_json(200, {"version": "0.0.0-stub"})
 
     def _openai_models(self, body: dict) -> None:
-        data = [{"id": m.removesuffix(":latest"), "object": "model", "created": 1700000000,
-                 "owned_by": "stub"} for m in self.server.stub.models]
+        data = [
+            {
+                "id": m.removesuffix(":latest"),
+                "object": "model",
+                "created": 1700000000,
+                "owned_by": "stub",
+            }
+            for m in self.server.stub.models
+        ]
         self._send_json(200, {"object": "list", "data": data})
 
 
@@ -535,17 +606,29 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=11434)
     p.add_argument("--latency", type=float, default=0.0, help="seconds before each chat reply")
-    p.add_argument("--model", action="append", dest="models",
-                   help="model reported as installed (repeatable; default: stub)")
+    p.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        help="model reported as installed (repeatable; default: stub)",
+    )
     p.add_argument("--fault-rate", type=float, default=0.0)
     p.add_argument("--fault-seed", type=int, default=0)
     p.add_argument("--api-key", default=None, help="require this Bearer key on /v1")
     p.add_argument("--verbose", action="store_true", help="log every request")
     args = p.parse_args(argv)
-    stub = StubLLMServer(host=args.host, port=args.port, latency_s=args.latency,
-                         models=args.models or DEFAULT_MODELS, verbose=args.verbose)
+    stub = StubLLMServer(
+        host=args.host,
+        port=args.port,
+        latency_s=args.latency,
+        models=args.models or DEFAULT_MODELS,
+        verbose=args.verbose,
+    )
     stub.fault_rate, stub.fault_seed, stub.require_api_key = (
-        args.fault_rate, args.fault_seed, args.api_key)
+        args.fault_rate,
+        args.fault_seed,
+        args.api_key,
+    )
     with stub:
         print(f"Stub LLM server on {stub.url}  (models: {', '.join(stub.models)})")
         print(f"  Ollama:  OLLAMA_HOST={stub.url}        e.g. ollama:stub")

@@ -15,8 +15,11 @@ from pty_session import REPO, Pty
 @pytest.fixture
 def pty_env(tmp_path: Path) -> dict[str, str]:
     """Isolated settings, a plain terminal, no CPR queries (nobody answers them in a pty)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SIM_", "DB_", "MONGODB", "OPENAI", "OLLAMA"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SIM_", "DB_", "MONGODB", "OPENAI", "OLLAMA"))
+    }
     env.update(
         SIM_DATA_DIR=str(tmp_path / "data"),
         SIM_CONFIG_DIR=str(tmp_path / "config"),
@@ -52,7 +55,10 @@ def sim(pty_env: dict[str, str], tmp_path: Path):
     def run(*args: str, user: str = "alice") -> str:
         proc = subprocess.run(
             [sys.executable, str(REPO / "main.py"), *args],
-            cwd=tmp_path, env={**pty_env, "SIM_USER": user}, capture_output=True, text=True,
+            cwd=tmp_path,
+            env={**pty_env, "SIM_USER": user},
+            capture_output=True,
+            text=True,
             timeout=60,
         )
         assert proc.returncode == 0, proc.stderr

@@ -24,8 +24,13 @@ class Pty:
     def __init__(self, env: dict[str, str], cwd: Path):
         self.transcript = io.StringIO()
         self.child = pexpect.spawn(
-            sys.executable, [str(REPO / "main.py")], env=env, cwd=str(cwd),
-            dimensions=(50, 220), encoding="utf-8", timeout=15,
+            sys.executable,
+            [str(REPO / "main.py")],
+            env=env,
+            cwd=str(cwd),
+            dimensions=(50, 220),
+            encoding="utf-8",
+            timeout=15,
         )
         self.child.logfile_read = self.transcript
 

@@ -62,4 +62,5 @@ def test_an_error_points_at_the_answer_to_change():
     assert draft.blame("llms[0].model: unknown backend prefix")[0] == "llms"
     assert draft.blame("experiment: duplicate role names: 'a'")[0] == "roles"
     assert draft.blame("starting_message: String should have at least 1 character")[0] == (
-        "starting_message")
+        "starting_message"
+    )

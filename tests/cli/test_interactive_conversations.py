@@ -56,8 +56,9 @@ def open_experiment(spawn, exp_id: str, user: str = "alice"):
     return app, f"Experiment {exp_id}: Prison experiment"
 
 
-def answer_perform(app, title: str, method_key: str, total: str, days: str,
-                   summarizer_key: str = "3") -> None:
+def answer_perform(
+    app, title: str, method_key: str, total: str, days: str, summarizer_key: str = "3"
+) -> None:
     """Guard on mock:guard, Prisoner on mock:prisoner, one agent each, no seed."""
     app.menu(title, "p")
     app.answer("LLM for role Guard", ENTER)  # the default: the first LLM
@@ -130,14 +131,29 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     assert listed[third]["status"] == "interrupted"
     shown = sim.json("conversation", "show", second)
     assert [m["speaker"] for m in shown["messages"]] == [
-        "Prisoner_1", "Prisoner_1", "Guard_1", "Prisoner_1"]
+        "Prisoner_1",
+        "Prisoner_1",
+        "Guard_1",
+        "Prisoner_1",
+    ]
 
 
 def test_view_favourite_and_delete_owner_only(spawn, sim, tmp_path):
     exp_id = make_experiment(sim, tmp_path, MOCKS)
-    run = sim.json("run", exp_id, "--agents", "Guard=1,Prisoner=1", "--messages", "4",
-                   "--days", "2", "--llm-for", "Prisoner=mock:prisoner",
-                   "--summarizer-llm", "mock:manager")
+    run = sim.json(
+        "run",
+        exp_id,
+        "--agents",
+        "Guard=1,Prisoner=1",
+        "--messages",
+        "4",
+        "--days",
+        "2",
+        "--llm-for",
+        "Prisoner=mock:prisoner",
+        "--summarizer-llm",
+        "mock:manager",
+    )
     conv_id = run["conversation_id"]
     assert run["status"] == "done"
 

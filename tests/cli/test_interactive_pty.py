@@ -49,8 +49,10 @@ def test_import_select_show_update_export_duplicate(spawn, sim, tmp_path):
     exp_id = app.expect(r"exp_[0-9a-z]+", regex=True)
     app.menu(MAIN, "s")
     app.expect(PICK)
-    app.answer("Prison experiment — alice (you) — Guards and prisoners in a simulated prison",
-               "Prison" + ENTER)
+    app.answer(
+        "Prison experiment — alice (you) — Guards and prisoners in a simulated prison",
+        "Prison" + ENTER,
+    )
     title = f"Experiment {exp_id}: Prison experiment"
     app.menu(title, "s")
     app.expect("starting message")
@@ -84,8 +86,10 @@ def test_create_an_experiment_through_every_prompt(spawn, sim):
     app = spawn(SIM_USER="alice")
     app.menu(MAIN, "c")
     app.answer("Experiment name", "Tiny jail" + ENTER)
-    app.answer("Starting message (opens every conversation)",
-               "The <WARDEN_NOUN> meets <INMATE_NUM_WORD> <INMATE_NOUN>." + FINISH)
+    app.answer(
+        "Starting message (opens every conversation)",
+        "The <WARDEN_NOUN> meets <INMATE_NUM_WORD> <INMATE_NOUN>." + FINISH,
+    )
     app.answer("LLM (e.g. local:smollm2", "olama:llama3" + ENTER)
     app.expect("Did you mean 'ollama:'?")
     app.answer("LLM (e.g. local:smollm2", CLEAR_LINE + "mock:echo" + ENTER)
@@ -108,16 +112,22 @@ def test_create_an_experiment_through_every_prompt(spawn, sim):
     app.answer("Summarizer section title 2 (empty to finish)", ENTER)
     app.answer("Mark as one of your favourites?", "y")
     app.answer("Note (optional)", "made in a pty" + ENTER)
-    app.answer("Role Warden, section 'Starting prompt' — the role's starting prompt",
-               "You are the <WARDEN_NOUN>." + FINISH)
-    app.answer("Role Inmate, section 'Starting prompt' — the role's starting prompt",
-               "You are watched by <WARDN_NOUN>." + FINISH)
+    app.answer(
+        "Role Warden, section 'Starting prompt' — the role's starting prompt",
+        "You are the <WARDEN_NOUN>." + FINISH,
+    )
+    app.answer(
+        "Role Inmate, section 'Starting prompt' — the role's starting prompt",
+        "You are watched by <WARDN_NOUN>." + FINISH,
+    )
     app.answer("Shared section 'Rules' (every role sees it)", "Be brief." + FINISH)
     app.answer("Summarizer section 'Summary' — its starting prompt", "Summarise." + FINISH)
     app.expect("unknown placeholder <WARDN_NOUN>")
     app.answer("Which answer do you want to change?", ENTER)  # the culprit is the default
-    app.answer("Role Inmate, section 'Starting prompt'",
-               CLEAR_LINE + "You are watched by the <WARDEN_NOUN>." + FINISH)
+    app.answer(
+        "Role Inmate, section 'Starting prompt'",
+        CLEAR_LINE + "You are watched by the <WARDEN_NOUN>." + FINISH,
+    )
     app.answer("Agents of role Warden for the preview (1–99)", ENTER)
     app.answer("Agents of role Inmate for the preview (1–99)", CLEAR_LINE + "2" + ENTER)
     app.expect("The warden meets two inmates.")
@@ -133,11 +143,16 @@ def test_create_an_experiment_through_every_prompt(spawn, sim):
     [llm] = exp["llms"]
     assert llm["model"] == "mock:echo"
     assert {k: v for k, v in llm["params"].items() if v is not None} == {
-        "temperature": 0.5, "max_tokens": 50}
+        "temperature": 0.5,
+        "max_tokens": 50,
+    }
     assert [(r["name"], r["pronoun"]) for r in exp["roles"]] == [
-        ("Warden", "she"), ("Inmate", "they")]
+        ("Warden", "she"),
+        ("Inmate", "they"),
+    ]
     assert exp["roles"][1]["sections"] == [
-        {"title": "Starting prompt", "content": "You are watched by the <WARDEN_NOUN>."}]
+        {"title": "Starting prompt", "content": "You are watched by the <WARDEN_NOUN>."}
+    ]
     assert exp["shared_sections"] == [{"title": "Rules", "content": "Be brief."}]
     assert exp["summarizer_sections"] == [{"title": "Summary", "content": "Summarise."}]
 
@@ -202,8 +217,13 @@ def test_password_is_asked_hidden_and_never_logged(spawn, tmp_path):
 
 def test_without_a_terminal_the_menu_explains_itself(pty_env, tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(REPO / "main.py")], cwd=tmp_path, env=pty_env, input="",
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, str(REPO / "main.py")],
+        cwd=tmp_path,
+        env=pty_env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert "the interactive menu needs a terminal" in proc.stderr

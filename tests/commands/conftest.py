@@ -28,8 +28,14 @@ class Result:
 def sim(tmp_path):
     """`sim("experiment", "list", user="bob", db=...)` -> Result; cwd is a temp dir (no .env)."""
 
-    def run(*args: str, user: str | None = "alice", db: str | None = None, env: dict | None = None,
-            input: str | None = None, timeout: float = 60) -> Result:
+    def run(
+        *args: str,
+        user: str | None = "alice",
+        db: str | None = None,
+        env: dict | None = None,
+        input: str | None = None,
+        timeout: float = 60,
+    ) -> Result:
         full_env = {**os.environ, **(env or {})}
         if user:
             full_env["SIM_USER"] = user
@@ -38,7 +44,11 @@ def sim(tmp_path):
         full_env["PYTHONPATH"] = str(REPO)
         proc = subprocess.run(
             [sys.executable, str(REPO / "main.py"), *args],
-            cwd=tmp_path, env=full_env, capture_output=True, text=True, timeout=timeout,
+            cwd=tmp_path,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
             input=input,
         )
         return Result(proc.returncode, proc.stdout, proc.stderr)

@@ -22,7 +22,9 @@ def test_full_experiment_life(sim, db, prison_path, tmp_path):
     listed = sim("experiment", "list", "--json", db=db).json()
     assert exp_id in [e["id"] for e in listed]
 
-    shown = sim("experiment", "show", exp_id, "--render", "guard=2,prisoner=1", "--json", db=db).json()
+    shown = sim(
+        "experiment", "show", exp_id, "--render", "guard=2,prisoner=1", "--json", db=db
+    ).json()
     guard_prompt = shown["rendered"]["prompts"]["Guard"]
     assert "two guards" in guard_prompt and "one prisoner" in guard_prompt
     assert "<GUARD_NOUN>" not in guard_prompt
@@ -40,7 +42,9 @@ def test_full_experiment_life(sim, db, prison_path, tmp_path):
     assert "belongs to 'alice'" in refused.err
     assert exp_id in [e["id"] for e in sim("experiment", "list", "--json", db=db).json()]
 
-    copy = sim("experiment", "duplicate", exp_id, "--name", "Bob's prison", "--json", user="bob", db=db)
+    copy = sim(
+        "experiment", "duplicate", exp_id, "--name", "Bob's prison", "--json", user="bob", db=db
+    )
     assert copy.code == 0 and copy.json()["owner"] == "bob"
     assert copy.json()["duplicated_from"] == exp_id
 
@@ -97,14 +101,20 @@ def test_unreachable_server_is_one_sentence_without_password(sim, isolated_setti
     assert "cannot reach MongoDB at 127.0.0.1:9" in result.err
     assert "s3cr3t-pw" not in result.err + result.out
     assert "Traceback" not in result.err
-    logs = "".join(p.read_text() for p in (isolated_settings / "logs").rglob("*.log") if p.is_file())
+    logs = "".join(
+        p.read_text() for p in (isolated_settings / "logs").rglob("*.log") if p.is_file()
+    )
     assert "s3cr3t-pw" not in logs
     assert redact_uri(uri) == "mongodb://researcher:***@127.0.0.1:9/"
 
 
 def test_cluster_variables_build_escaped_uri(sim, tmp_path):
-    env = {"DB_USER": "re searcher", "DB_PASSWORD": "p@ss:word/1", "DB_CLUSTER_URL": "127.0.0.1:9",
-           "SIM_DB_TIMEOUT_MS": "300"}
+    env = {
+        "DB_USER": "re searcher",
+        "DB_PASSWORD": "p@ss:word/1",
+        "DB_CLUSTER_URL": "127.0.0.1:9",
+        "SIM_DB_TIMEOUT_MS": "300",
+    }
     result = sim("info", user=None, env=env)
     assert result.code == 2
     assert "DB_CLUSTER_URL" in result.err

@@ -23,8 +23,22 @@ def experiment(sim, tmp_path, prison_path):
 def test_run_on_stub_prints_plain_lines_and_stores(sim, stub, experiment):
     db, exp_id = experiment
     env = {"OPENAI_BASE_URL": stub.openai_base_url, "OLLAMA_HOST": stub.url}
-    result = sim("run", exp_id, "--agents", "guard=1,prisoner=1", "--messages", "4", "--days", "2",
-                 "--llm", "openai:stub", "--llm-for", "prisoner=ollama:llama3", db=db, env=env)
+    result = sim(
+        "run",
+        exp_id,
+        "--agents",
+        "guard=1,prisoner=1",
+        "--messages",
+        "4",
+        "--days",
+        "2",
+        "--llm",
+        "openai:stub",
+        "--llm-for",
+        "prisoner=ollama:llama3",
+        db=db,
+        env=env,
+    )
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert sum(1 for line in lines if line.startswith("[day ")) == 6  # 4 messages + 2 summaries
@@ -48,9 +62,21 @@ def test_run_on_stub_prints_plain_lines_and_stores(sim, stub, experiment):
 
 def test_run_json_prints_only_the_result(sim, stub, experiment):
     db, exp_id = experiment
-    result = sim("run", exp_id, "--agents", "guard=2,prisoner=1", "--messages", "4", "--speaker",
-                 "role_alternating", "--llm", "openai:stub", "--json", db=db,
-                 env={"OPENAI_BASE_URL": stub.openai_base_url})
+    result = sim(
+        "run",
+        exp_id,
+        "--agents",
+        "guard=2,prisoner=1",
+        "--messages",
+        "4",
+        "--speaker",
+        "role_alternating",
+        "--llm",
+        "openai:stub",
+        "--json",
+        db=db,
+        env={"OPENAI_BASE_URL": stub.openai_base_url},
+    )
     assert result.code == 0, result.err
     data = result.json()
     assert data["status"] == "done" and data["counters"]["messages"] == 4
@@ -64,9 +90,16 @@ def test_run_json_prints_only_the_result(sim, stub, experiment):
         (("--agents", "guard=1", "--messages", "5"), {}, "must be even"),
         (("--agents", "guard=1", "--messages", "4", "--days", "3"), {}, "3 days need at least 6"),
         (("--agents", "guard=1", "--messages", "4", "--llm", "olama:x"), {}, "ollama"),
-        (("--agents", "guard=1", "--messages", "4", "--llm", "ollama:llama3"),
-         {"OLLAMA_HOST": "http://127.0.0.1:9"}, "OLLAMA_HOST"),
-        (("--agents", "guard=1", "--messages", "4", "--llm", "openai:gpt-4o-mini"), {}, "OPENAI_API_KEY"),
+        (
+            ("--agents", "guard=1", "--messages", "4", "--llm", "ollama:llama3"),
+            {"OLLAMA_HOST": "http://127.0.0.1:9"},
+            "OLLAMA_HOST",
+        ),
+        (
+            ("--agents", "guard=1", "--messages", "4", "--llm", "openai:gpt-4o-mini"),
+            {},
+            "OPENAI_API_KEY",
+        ),
     ],
 )
 def test_bad_run_input_exits_2_and_writes_nothing(sim, experiment, args, env, expected):

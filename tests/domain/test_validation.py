@@ -44,12 +44,20 @@ def test_malformed_yaml_reports_line_and_column(tmp_path):
         (lambda t: t + "colour: blue\n", "colour"),
         (lambda t: t.replace("starting_message: go\n", ""), "starting_message"),
         (lambda t: t.replace("mock:a", "olama:x"), "Did you mean 'ollama:'"),
-        (lambda t: t.replace("- model: mock:a", "- model: mock:a\n  params:\n    temperature: 5"),
-         "llms[0].params.temperature"),
+        (
+            lambda t: t.replace(
+                "- model: mock:a", "- model: mock:a\n  params:\n    temperature: 5"
+            ),
+            "llms[0].params.temperature",
+        ),
         (lambda t: t + "- name: guard\n  sections:\n  - title: S\n", "duplicate role names"),
         (lambda t: t.replace("You guard.", "You <GUARD_NOUNS>."), "Did you mean <GUARD_NOUN>?"),
-        (lambda t: t.replace("  - title: Start\n", "  - title: Start\n    content: a\n  - title: Start\n"),
-         "duplicate section titles"),
+        (
+            lambda t: t.replace(
+                "  - title: Start\n", "  - title: Start\n    content: a\n  - title: Start\n"
+            ),
+            "duplicate section titles",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_error(tmp_path, edit, expected):

@@ -19,10 +19,21 @@ from simulator.services import experiments as exp_service
 from simulator.testing import StubLLMServer
 
 LLMS = [
-    {"model": "openai:guard-llm", "params": {"temperature": 0.3, "top_p": 0.8, "top_k": 5, "seed": 11,
-                                             "max_tokens": 60, "stop": ["###"]}},
-    {"model": "ollama:prisoner-llm", "params": {"temperature": 0.5, "top_k": 7, "max_tokens": 50,
-                                                "num_ctx": 2048, "seed": 3}},
+    {
+        "model": "openai:guard-llm",
+        "params": {
+            "temperature": 0.3,
+            "top_p": 0.8,
+            "top_k": 5,
+            "seed": 11,
+            "max_tokens": 60,
+            "stop": ["###"],
+        },
+    },
+    {
+        "model": "ollama:prisoner-llm",
+        "params": {"temperature": 0.5, "top_k": 7, "max_tokens": 50, "num_ctx": 2048, "seed": 3},
+    },
     {"model": "openai:manager-llm", "params": {"temperature": 0.0}},
     {"model": "ollama:summary-llm", "params": {"temperature": 0.2}},
 ]
@@ -57,7 +68,9 @@ def scripted_replies():
 
 @pytest.fixture
 def stub(monkeypatch):
-    with StubLLMServer(models=["prisoner-llm", "summary-llm", "guard-llm", "manager-llm"]) as server:
+    with StubLLMServer(
+        models=["prisoner-llm", "summary-llm", "guard-llm", "manager-llm"]
+    ) as server:
         server.reply_fn = scripted_replies()
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
         monkeypatch.setenv("OLLAMA_HOST", server.url)
@@ -69,9 +82,14 @@ def test_mixed_model_conversation_is_stored_whole(store, stub, prison_path):
     experiment = Experiment.model_validate({**prison.model_dump(), "llms": LLMS})
     view = exp_service.create(store, experiment, "alice")
     spec = conv_service.build_spec(
-        view, agents="guard=2,prisoner=1", total_messages=8, days=2, speaker="auto",
+        view,
+        agents="guard=2,prisoner=1",
+        total_messages=8,
+        days=2,
+        speaker="auto",
         llm_for=("guard=openai:guard-llm", "prisoner=ollama:prisoner-llm"),
-        manager_llm="openai:manager-llm", summarizer_llm="ollama:summary-llm",
+        manager_llm="openai:manager-llm",
+        summarizer_llm="ollama:summary-llm",
     )
     stub.enqueue_faults("429", "500")
     llms = LLMAccess(policy=RetryPolicy.no_wait())
@@ -91,11 +109,15 @@ def test_mixed_model_conversation_is_stored_whole(store, stub, prison_path):
 
     assert [a["name"] for a in conv["agents"]] == ["Guard_1", "Guard_2", "Prisoner_1"]
     assert conv["day_split"] == [4, 4]
-    assert [(m["day"], m["index"]) for m in messages] == [(1, i) for i in range(4)] + [(2, i) for i in range(4)]
+    assert [(m["day"], m["index"]) for m in messages] == [(1, i) for i in range(4)] + [
+        (2, i) for i in range(4)
+    ]
     assert messages[0]["speaker_fallback"] and messages[0]["speaker"] == "Guard_1"
     assert not any(m["speaker_fallback"] for m in messages[1:])
     guard_messages = [m for m in messages if m["role"] == "Guard"]
-    assert guard_messages and all(m["text"] == "Stay in line." and m["trimmed"] for m in guard_messages)
+    assert guard_messages and all(
+        m["text"] == "Stay in line." and m["trimmed"] for m in guard_messages
+    )
     assert all("I refuse!" in m["raw_text"] for m in guard_messages)
     assert {m["model"] for m in messages} == {"openai:guard-llm", "ollama:prisoner-llm"}
     assert len(summaries) == 2 and conv["summaries"][1]["day"] == 2
@@ -117,9 +139,19 @@ def test_mixed_model_conversation_is_stored_whole(store, stub, prison_path):
 
     # sampling parameters reached each backend
     openai_guard = next(r.body for r in stub.chat_requests if r.body["model"] == "guard-llm")
-    assert (openai_guard["temperature"], openai_guard["top_p"], openai_guard["seed"]) == (0.3, 0.8, 11)
-    assert openai_guard["max_tokens"] == 60 and openai_guard["stop"] == ["###"] and openai_guard["top_k"] == 5
-    ollama_prisoner = next(r.body for r in stub.chat_requests if r.body["model"].startswith("prisoner-llm"))
+    assert (openai_guard["temperature"], openai_guard["top_p"], openai_guard["seed"]) == (
+        0.3,
+        0.8,
+        11,
+    )
+    assert (
+        openai_guard["max_tokens"] == 60
+        and openai_guard["stop"] == ["###"]
+        and openai_guard["top_k"] == 5
+    )
+    ollama_prisoner = next(
+        r.body for r in stub.chat_requests if r.body["model"].startswith("prisoner-llm")
+    )
     options = ollama_prisoner["options"]
     assert options["temperature"] == 0.5 and options["top_k"] == 7 and options["num_predict"] == 50
     assert options["num_ctx"] == 2048 and options["seed"] == 3

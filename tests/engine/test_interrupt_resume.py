@@ -13,8 +13,15 @@ from simulator.services import experiments as exp_service
 
 def test_stop_after_current_turn_then_resume(store, prison_path):
     view = exp_service.import_yaml(store, prison_path, "alice")
-    spec = conv_service.build_spec(view, agents="guard=1,prisoner=2", total_messages=8, days=2,
-                                   speaker="random", llm="mock:x", seed=5)
+    spec = conv_service.build_spec(
+        view,
+        agents="guard=1,prisoner=2",
+        total_messages=8,
+        days=2,
+        speaker="random",
+        llm="mock:x",
+        seed=5,
+    )
     doc = conv_service.create(store, view, spec, "alice")
     stop = asyncio.Event()
 
@@ -45,4 +52,6 @@ def test_stop_after_current_turn_then_resume(store, prison_path):
     fresh = conv_service.create(store, view, spec, "alice")
     doc = fresh
     asyncio.run(go())
-    assert [m["speaker"] for m in store.messages.for_conversation(fresh["_id"])] == [m["speaker"] for m in messages]
+    assert [m["speaker"] for m in store.messages.for_conversation(fresh["_id"])] == [
+        m["speaker"] for m in messages
+    ]

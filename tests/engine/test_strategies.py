@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from simulator.domain.conversation import ConversationSpec, split_messages
@@ -18,7 +20,11 @@ from simulator.engine.speakers import (
 from simulator.prompting.bleed import trim_reply
 
 LLM = LLMChoice(model="mock:a")
-AGENTS = [Agent("Guard_1", "Guard", LLM), Agent("Guard_2", "Guard", LLM), Agent("Prisoner_1", "Prisoner", LLM)]
+AGENTS = [
+    Agent("Guard_1", "Guard", LLM),
+    Agent("Guard_2", "Guard", LLM),
+    Agent("Prisoner_1", "Prisoner", LLM),
+]
 
 
 async def picks(selector, n: int) -> list[str]:
@@ -36,14 +42,20 @@ async def test_round_robin_cycles_in_order():
 
 async def test_role_alternating_rotates_agents_within_roles():
     assert await picks(RoleAlternating(), 6) == [
-        "Guard_1", "Prisoner_1", "Guard_2", "Prisoner_1", "Guard_1", "Prisoner_1"]
+        "Guard_1",
+        "Prisoner_1",
+        "Guard_2",
+        "Prisoner_1",
+        "Guard_1",
+        "Prisoner_1",
+    ]
 
 
 async def test_random_is_seeded_and_never_repeats_immediately():
     first = await picks(RandomNoRepeat(seed=3), 40)
     assert first == await picks(RandomNoRepeat(seed=3), 40)
     assert first != await picks(RandomNoRepeat(seed=4), 40)
-    assert all(a != b for a, b in zip(first, first[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(first))
     assert set(first) == {a.name for a in AGENTS}
     alone = [AGENTS[0]]
     pick = await RandomNoRepeat(1).next_speaker(TurnState(alone, 1, 1, "Guard_1"))
@@ -52,7 +64,9 @@ async def test_random_is_seeded_and_never_repeats_immediately():
 
 async def test_manual_uses_injected_input_and_reasks_on_unknown_names():
     answers = iter(["nobody", "prisoner_1"])
-    pick = await ManualChoice(lambda state: next(answers)).next_speaker(TurnState(AGENTS, 0, 1, None))
+    pick = await ManualChoice(lambda state: next(answers)).next_speaker(
+        TurnState(AGENTS, 0, 1, None)
+    )
     assert pick.name == "Prisoner_1" and not pick.fallback
 
     async def never_valid(state):
@@ -85,7 +99,13 @@ def test_split_is_as_even_as_possible():
     ],
 )
 def test_spec_rejects_impossible_runs(changes, message):
-    data = {"agents": {"Guard": 1}, "total_messages": 6, "days": 1, "role_llms": {"Guard": LLM}, **changes}
+    data = {
+        "agents": {"Guard": 1},
+        "total_messages": 6,
+        "days": 1,
+        "role_llms": {"Guard": LLM},
+        **changes,
+    }
     with pytest.raises(ValueError, match=message):
         ConversationSpec.model_validate(data)
 
@@ -95,7 +115,11 @@ def test_spec_rejects_impossible_runs(changes, message):
     [
         ("Guard_1: Stay in your cell.", "Stay in your cell.", None),
         ("**Guard:** Stay in your cell. Prisoner: No way!", "Stay in your cell.", "Prisoner"),
-        ("Stay in your cell.\nPrisoner_1: Why?\nGuard_1: Because.", "Stay in your cell.", "Prisoner_1"),
+        (
+            "Stay in your cell.\nPrisoner_1: Why?\nGuard_1: Because.",
+            "Stay in your cell.",
+            "Prisoner_1",
+        ),
         ("Stay. [Prisoner] I won't.", "Stay.", "Prisoner"),
         ("Fine.\n**prisoner 1:** ok", "Fine.", "prisoner 1"),
         ("Quiet! Guard_2: I agree.", "Quiet!", "Guard_2"),

@@ -10,8 +10,10 @@ from simulator.domain.params import GenerationParams
 from simulator.llm.base import RateLimitedError, TransientBackendError
 from simulator.llm.mock_backend import MockBackend
 
-MSGS = [{"role": "system", "content": "You are Bob."},
-        {"role": "user", "content": "What do  you think\nabout the plan?"}]
+MSGS = [
+    {"role": "system", "content": "You are Bob."},
+    {"role": "user", "content": "What do  you think\nabout the plan?"},
+]
 
 
 async def test_default_replies_are_deterministic_and_numbered():
@@ -26,8 +28,9 @@ async def test_default_replies_are_deterministic_and_numbered():
 
 
 async def test_long_messages_are_truncated_in_the_reply():
-    done = await MockBackend("x").chat([{"role": "user", "content": "word " * 50}],
-                                       GenerationParams())
+    done = await MockBackend("x").chat(
+        [{"role": "user", "content": "word " * 50}], GenerationParams()
+    )
     assert done.text.endswith("...") and len(done.text) < 90
 
 

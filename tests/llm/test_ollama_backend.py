@@ -27,12 +27,20 @@ def paths(stub) -> list[str]:
 
 
 async def test_options_reach_the_server(stub_server, backend):
-    params = GenerationParams(temperature=0.2, top_p=0.8, top_k=20, max_tokens=99, seed=5,
-                              stop=["###"], num_ctx=8192)
+    params = GenerationParams(
+        temperature=0.2, top_p=0.8, top_k=20, max_tokens=99, seed=5, stop=["###"], num_ctx=8192
+    )
     done = await backend.chat(USER, params)
     body = stub_server.chat_requests[-1].body
-    assert body["options"] == {"temperature": 0.2, "top_p": 0.8, "top_k": 20, "seed": 5,
-                               "num_predict": 99, "num_ctx": 8192, "stop": ["###"]}
+    assert body["options"] == {
+        "temperature": 0.2,
+        "top_p": 0.8,
+        "top_k": 20,
+        "seed": 5,
+        "num_predict": 99,
+        "num_ctx": 8192,
+        "stop": ["###"],
+    }
     assert body["stream"] is False and body["messages"] == USER
     assert done.ignored_params == []
 
@@ -42,8 +50,12 @@ async def test_tokens_and_digest_identity_come_back(stub_server, backend):
     done = await backend.chat(USER, GenerationParams())
     assert done.text == "Hello, short reply."
     assert (done.tokens_in, done.tokens_out) == (4, 3)
-    assert done.model_identity == {"provider": "ollama", "host": stub_server.url,
-                                   "model": "llama3", "digest": fake_digest("llama3")}
+    assert done.model_identity == {
+        "provider": "ollama",
+        "host": stub_server.url,
+        "model": "llama3",
+        "digest": fake_digest("llama3"),
+    }
     assert backend.endpoint == "ollama:" + stub_server.url
     assert paths(stub_server) == ["/api/tags", "/api/chat"]  # installed: no pull
 

@@ -21,8 +21,9 @@ async def backend(stub_server):
 
 
 async def test_sampling_parameters_reach_the_server(stub_server, backend):
-    params = GenerationParams(temperature=0.7, top_p=0.9, top_k=40, max_tokens=64, seed=11,
-                              stop=["\nUser:"], num_ctx=4096)
+    params = GenerationParams(
+        temperature=0.7, top_p=0.9, top_k=40, max_tokens=64, seed=11, stop=["\nUser:"], num_ctx=4096
+    )
     done = await backend.chat(USER, params)
     body = stub_server.chat_requests[-1].body
     assert body["temperature"] == 0.7 and body["top_p"] == 0.9 and body["seed"] == 11
@@ -38,8 +39,12 @@ async def test_tokens_text_and_identity_come_back(stub_server, backend):
     assert done.text == "I am the stub."
     assert (done.tokens_in, done.tokens_out) == (3, 4)
     assert done.latency_s > 0
-    assert done.model_identity == {"provider": "openai", "base_url": stub_server.openai_base_url,
-                                   "model": "stub", "system_fingerprint": "fp_stub"}
+    assert done.model_identity == {
+        "provider": "openai",
+        "base_url": stub_server.openai_base_url,
+        "model": "stub",
+        "system_fingerprint": "fp_stub",
+    }
     assert backend.endpoint == "openai:" + stub_server.openai_base_url
 
 
@@ -75,9 +80,13 @@ async def test_custom_server_needs_no_key(stub_server):
 
 @pytest.mark.parametrize(
     ("fault", "error"),
-    [("500", TransientBackendError), ("timeout", TransientBackendError),
-     ("drop", TransientBackendError), ("malformed", TransientBackendError),
-     ("429", RateLimitedError)],
+    [
+        ("500", TransientBackendError),
+        ("timeout", TransientBackendError),
+        ("drop", TransientBackendError),
+        ("malformed", TransientBackendError),
+        ("429", RateLimitedError),
+    ],
 )
 async def test_faults_map_to_retryable_errors(stub_server, backend, fault, error):
     stub_server.timeout_sleep_s = 0.8

@@ -48,8 +48,9 @@ async def test_create_backend_builds_each_provider_without_contacting_it(stub_se
     seen = []
     mock = registry.create_backend("mock:alice")
     assert isinstance(mock, MockBackend) and mock.endpoint == "mock:alice"
-    ollama = registry.create_backend("ollama:llama3", base_url=stub_server.url,
-                                     on_pull_progress=lambda *a: seen.append(a))
+    ollama = registry.create_backend(
+        "ollama:llama3", base_url=stub_server.url, on_pull_progress=lambda *a: seen.append(a)
+    )
     openai = registry.create_backend("openai:stub", base_url=stub_server.openai_base_url)
     assert isinstance(ollama, OllamaBackend) and ollama.endpoint == "ollama:" + stub_server.url
     assert isinstance(openai, OpenAIBackend) and openai.model == "stub"
@@ -81,7 +82,9 @@ def test_lazy_import_error_inside_a_factory_also_gives_the_hint(monkeypatch):
 
 
 def test_importing_the_package_and_registry_stays_light():
-    code = ("import sys, simulator.llm, simulator.llm.registry, simulator.llm.retry;"
-            "bad = [m for m in ('openai', 'ollama', 'torch', 'llama_cpp') if m in sys.modules];"
-            "assert not bad, bad")
+    code = (
+        "import sys, simulator.llm, simulator.llm.registry, simulator.llm.retry;"
+        "bad = [m for m in ('openai', 'ollama', 'torch', 'llama_cpp') if m in sys.modules];"
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

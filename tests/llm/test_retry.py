@@ -62,7 +62,10 @@ async def test_transient_errors_are_retried_and_every_attempt_reported():
     done = await r.chat(USER, P, on_attempt=record)
     assert done.text == "ok"
     assert [(a.number, a.error_kind) for a in attempts] == [
-        (1, "transient"), (2, "rate_limit"), (3, None)]
+        (1, "transient"),
+        (2, "rate_limit"),
+        (3, None),
+    ]
     assert attempts[0].error == "boom" and attempts[0].completion is None
     assert attempts[2].completion == done and attempts[2].error is None
     assert attempts[0].started_at.tzinfo is None and attempts[0].started_at.microsecond % 1000 == 0

@@ -44,8 +44,12 @@ def test_ollama_chat_streams_ndjson_with_counts(client):
 
 
 def test_ollama_chat_non_streaming_applies_options(client):
-    body = {"model": "llama3", "messages": USER, "stream": False,
-            "options": {"num_predict": 2, "stop": ["zzz"]}}
+    body = {
+        "model": "llama3",
+        "messages": USER,
+        "stream": False,
+        "options": {"num_predict": 2, "stop": ["zzz"]},
+    }
     r = client.post("/api/chat", json=body).json()
     assert r["message"]["content"] == "Reply 1" and r["done_reason"] == "length"
 
@@ -82,8 +86,11 @@ def test_openai_unknown_model_and_bad_key_get_openai_error_json(stub_server, cli
     r = client.post("/v1/chat/completions", json={"model": "gpt-9", "messages": USER})
     assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
     stub_server.require_api_key = "right"
-    bad = client.post("/v1/chat/completions", json={"model": "stub", "messages": USER},
-                      headers={"Authorization": "Bearer wrong"})
+    bad = client.post(
+        "/v1/chat/completions",
+        json={"model": "stub", "messages": USER},
+        headers={"Authorization": "Bearer wrong"},
+    )
     assert bad.status_code == 401 and bad.json()["error"]["code"] == "invalid_api_key"
     ok = client.get("/v1/models", headers={"Authorization": "Bearer right"})
     assert ok.status_code == 200
@@ -135,8 +142,10 @@ def test_random_faults_are_reproducible_with_a_seed():
     def outcomes(seed: int) -> list[int]:
         with StubLLMServer() as s, httpx.Client(base_url=s.url) as c:
             s.fault_rate, s.fault_seed, s.fault_kinds = 0.5, seed, ("429", "500")
-            return [c.post("/v1/chat/completions", json={"model": "stub", "messages": USER})
-                    .status_code for _ in range(12)]
+            return [
+                c.post("/v1/chat/completions", json={"model": "stub", "messages": USER}).status_code
+                for _ in range(12)
+            ]
 
     first = outcomes(7)
     assert first == outcomes(7) and set(first) - {200}
@@ -152,15 +161,23 @@ async def test_serves_32_concurrent_slow_requests_in_parallel(stub_server):
         t0 = time.monotonic()
         for _ in range(2):  # second round reuses the keep-alive connections
             rs = await asyncio.gather(
-                *[c.post("/v1/chat/completions", json=body) for _ in range(32)])
+                *[c.post("/v1/chat/completions", json=body) for _ in range(32)]
+            )
         elapsed = time.monotonic() - t0
     assert all(r.status_code == 200 for r in rs)
     assert elapsed < 1.5  # 64 x 0.1 s serially would be 6.4 s
 
 
 def test_runs_from_the_command_line(closed_port):
-    cmd = [sys.executable, "-m", "simulator.testing.llm_stub_server", "--port", str(closed_port),
-           "--latency", "0.01"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "simulator.testing.llm_stub_server",
+        "--port",
+        str(closed_port),
+        "--latency",
+        "0.01",
+    ]
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
         try:
             assert "Stub LLM server on" in proc.stdout.readline()

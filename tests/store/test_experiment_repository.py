@@ -29,8 +29,10 @@ def test_create_get_roundtrip_keeps_every_field(store, prison):
 
 def test_indexes_and_migrations_at_open(store):
     assert current_version(store.db) == SCHEMA_VERSION
-    names = {tuple(spec["key"]) if isinstance(spec["key"], list) else None
-             for spec in store.db.favourites.index_information().values()}
+    names = {
+        tuple(spec["key"]) if isinstance(spec["key"], list) else None
+        for spec in store.db.favourites.index_information().values()
+    }
     assert (("user", 1), ("kind", 1)) in {tuple(tuple(k) for k in key) for key in names if key}
 
 
@@ -42,7 +44,7 @@ def test_list_orders_favourites_first_then_newest(store, prison):
     order = [v.id for v in service.list_views(store, "alice")]
     assert order[0] == first.id
     assert set(order[1:]) == {second.id, third.id}
-    assert [v.id for v in service.list_views(store, "alice", mine=True)][0] == first.id
+    assert next(v.id for v in service.list_views(store, "alice", mine=True)) == first.id
     assert [v.id for v in service.list_views(store, "alice", favourites=True)] == [first.id]
     # favourites are per user
     assert service.list_views(store, "bob", favourites=True) == []

@@ -3,6 +3,7 @@ two workers share one sweep without running any conversation twice."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -31,20 +32,40 @@ def stub():
         yield server
 
 
-def cli(db: str, stub: StubLLMServer, *args: str, db_name: str = "llm_simulator") -> subprocess.Popen:
-    env = {**os.environ, "SIM_DB": db, "SIM_DB_NAME": db_name, "SIM_USER": "alice",
-           "OPENAI_BASE_URL": stub.openai_base_url,
-           "PYTHONPATH": str(REPO), "SIM_PROGRESS_EVERY": "1000"}
-    return subprocess.Popen([sys.executable, str(REPO / "main.py"), *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def cli(
+    db: str, stub: StubLLMServer, *args: str, db_name: str = "llm_simulator"
+) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "SIM_DB": db,
+        "SIM_DB_NAME": db_name,
+        "SIM_USER": "alice",
+        "OPENAI_BASE_URL": stub.openai_base_url,
+        "PYTHONPATH": str(REPO),
+        "SIM_PROGRESS_EVERY": "1000",
+    }
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "main.py"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def make_sweep(db: str, prison_path: Path, repetitions: int, db_name: str = "llm_simulator") -> str:
     store = open_store(open_database(db, db_name))
     try:
         view = exp_service.import_yaml(store, prison_path, "alice")
-        spec = SweepSpec(total_messages=MESSAGES, days=DAYS, agents={"Guard": 1, "Prisoner": 2},
-                         llms=["openai:stub"], speaker_methods=["random"], repetitions=repetitions, seed=9)
+        spec = SweepSpec(
+            total_messages=MESSAGES,
+            days=DAYS,
+            agents={"Guard": 1, "Prisoner": 2},
+            llms=["openai:stub"],
+            speaker_methods=["random"],
+            repetitions=repetitions,
+            seed=9,
+        )
         sweep, _ = sweep_service.create(store, view, spec, "alice")
         return sweep["_id"]
     finally:
@@ -59,11 +80,16 @@ def check_exact_finish(db: str, sweep_id: str, db_name: str = "llm_simulator") -
         for conv in conversations:
             messages = store.messages.for_conversation(conv["_id"])
             assert [m["seq"] for m in messages] == list(range(MESSAGES))
-            assert [(m["day"], m["index"]) for m in messages] == [(1, i) for i in range(4)] + [(2, i) for i in range(4)]
+            assert [(m["day"], m["index"]) for m in messages] == [(1, i) for i in range(4)] + [
+                (2, i) for i in range(4)
+            ]
             assert len({m["_id"] for m in messages}) == MESSAGES
             assert [s["day"] for s in store.conversations.summaries(conv["_id"])] == [1, 2]
-            assert all(a != b for a, b in zip(messages, messages[1:], strict=False) if a["day"] == b["day"]
-                       and a["speaker"] == b["speaker"])  # random: no immediate repeat, even across a crash
+            assert all(
+                a != b
+                for a, b in itertools.pairwise(messages)
+                if a["day"] == b["day"] and a["speaker"] == b["speaker"]
+            )  # random: no immediate repeat, even across a crash
         return conversations
     finally:
         store.close()
@@ -93,13 +119,18 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, stub, prison_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("flavour", ["embedded", "wire"])
-def test_two_workers_share_a_sweep_without_running_anything_twice(tmp_path, stub, prison_path, flavour,
-                                                                  request):
-    db = str(tmp_path / "store") if flavour == "embedded" else request.getfixturevalue("wire_server")
+def test_two_workers_share_a_sweep_without_running_anything_twice(
+    tmp_path, stub, prison_path, flavour, request
+):
+    db = (
+        str(tmp_path / "store") if flavour == "embedded" else request.getfixturevalue("wire_server")
+    )
     db_name = f"two_workers_{tmp_path.name}"[:60]
     sweep_id = make_sweep(db, prison_path, repetitions=10, db_name=db_name)
-    workers = [cli(db, stub, "sweep", "work", sweep_id, "--concurrency", "3", db_name=db_name)
-               for _ in range(2)]
+    workers = [
+        cli(db, stub, "sweep", "work", sweep_id, "--concurrency", "3", db_name=db_name)
+        for _ in range(2)
+    ]
     for worker in workers:
         _, err = worker.communicate(timeout=240)
         assert worker.returncode == 0, err
@@ -109,7 +140,9 @@ def test_two_workers_share_a_sweep_without_running_anything_twice(tmp_path, stub
     store = open_store(open_database(db, db_name))
     try:
         for conv in conversations:
-            turns = store.db.calls.count_documents({"conversation_id": conv["_id"], "purpose": "agent_turn"})
+            turns = store.db.calls.count_documents(
+                {"conversation_id": conv["_id"], "purpose": "agent_turn"}
+            )
             assert turns == MESSAGES  # every turn called exactly once: nothing ran twice
     finally:
         store.close()

@@ -26,9 +26,16 @@ def test_paper_design_is_240_cells(prison, prison_path):
 
 
 def test_every_agent_combination_and_every_day_count(prison):
-    spec = SweepSpec(total_messages=6, days=3, every_day_count=True, agents={"guard": 2, "prisoner": 2},
-                     every_agent_combination=True, llms=["mock:a", "mock:b"],
-                     speaker_methods=["round_robin", "random"], repetitions=3)
+    spec = SweepSpec(
+        total_messages=6,
+        days=3,
+        every_day_count=True,
+        agents={"guard": 2, "prisoner": 2},
+        every_agent_combination=True,
+        llms=["mock:a", "mock:b"],
+        speaker_methods=["round_robin", "random"],
+        repetitions=3,
+    )
     found = cells(spec, prison)
     combos = {tuple(c.agents.values()) for c in found}
     assert combos == {(1, 1), (1, 2), (2, 1), (2, 2)}
@@ -38,28 +45,42 @@ def test_every_agent_combination_and_every_day_count(prison):
 
 
 def test_keys_depend_on_version_cell_and_repetition_only(prison):
-    spec = SweepSpec(total_messages=4, agents={"Guard": 1, "Prisoner": 1}, llms=["mock:a"], repetitions=2)
+    spec = SweepSpec(
+        total_messages=4, agents={"Guard": 1, "Prisoner": 1}, llms=["mock:a"], repetitions=2
+    )
     first = [p.key for p in expand(spec, prison, "v1")]
-    assert first == [p.key for p in expand(spec.model_copy(update={"name": "renamed"}), prison, "v1")]
+    assert first == [
+        p.key for p in expand(spec.model_copy(update={"name": "renamed"}), prison, "v1")
+    ]
     assert first != [p.key for p in expand(spec, prison, "v2")]
     assert len(set(first)) == 2
 
 
 def test_llm_assignments_per_role_manager_and_summarizer(prison):
-    spec = SweepSpec(total_messages=4, agents={"Guard": 1, "Prisoner": 1}, speaker_methods=["auto"],
-                     llm_assignments=[{"guard": "mock:g", "prisoner": "mock:p", "manager": "mock:m",
-                                       "summarizer": "mock:s"}])
+    spec = SweepSpec(
+        total_messages=4,
+        agents={"Guard": 1, "Prisoner": 1},
+        speaker_methods=["auto"],
+        llm_assignments=[
+            {"guard": "mock:g", "prisoner": "mock:p", "manager": "mock:m", "summarizer": "mock:s"}
+        ],
+    )
     (cell,) = cells(spec, prison)
     assert cell.role_llms == {"Guard": "mock:g", "Prisoner": "mock:p"}
     assert (cell.manager_llm, cell.summarizer_llm) == ("mock:m", "mock:s")
 
 
 def test_variants_change_and_drop_sections(prison):
-    blank = apply_variants(prison, {"Guard/Personality": "blank", "shared/Researcher oversight": "off"})
+    blank = apply_variants(
+        prison, {"Guard/Personality": "blank", "shared/Researcher oversight": "off"}
+    )
     prompt = agent_system_prompt(blank, "Guard", {"Guard": 1, "Prisoner": 1})
     assert "## Personality" not in prompt and "## Researcher oversight" not in prompt
-    abusive = agent_system_prompt(apply_variants(prison, {"Guard/Personality": "abusive"}), "Guard",
-                                  {"Guard": 1, "Prisoner": 1})
+    abusive = agent_system_prompt(
+        apply_variants(prison, {"Guard/Personality": "abusive"}),
+        "Guard",
+        {"Guard": 1, "Prisoner": 1},
+    )
     assert "harsh and demeaning" in abusive and "the prisoner" in abusive
     with pytest.raises(KeyError, match="no variant 'kind'"):
         apply_variants(prison, {"Guard/Personality": "kind"})

@@ -28,11 +28,20 @@ def run_sweep(store, sweep_id, llms, **kw):
 
 def test_rerunning_the_same_sweep_skips_what_is_done(store, prison_path):
     view = exp_service.import_yaml(store, prison_path, "alice")
-    spec = SweepSpec(total_messages=4, agents={"Guard": 2, "Prisoner": 1}, every_agent_combination=True,
-                     llms=["mock:a"], repetitions=2, variants={"Prisoner/Goal": "all"}, seed=3)
+    spec = SweepSpec(
+        total_messages=4,
+        agents={"Guard": 2, "Prisoner": 1},
+        every_agent_combination=True,
+        llms=["mock:a"],
+        repetitions=2,
+        variants={"Prisoner/Goal": "all"},
+        seed=3,
+    )
     sweep, added = sweep_service.create(store, view, spec, "alice")
     assert added == 2 * 2 * 2
-    progress = run_sweep(store, sweep["_id"], LLMAccess(policy=RetryPolicy.no_wait()), concurrency=4)
+    progress = run_sweep(
+        store, sweep["_id"], LLMAccess(policy=RetryPolicy.no_wait()), concurrency=4
+    )
     assert progress.done == 8 and progress.failed == 0
     messages = store.db.messages.count_documents({})
 
@@ -53,7 +62,9 @@ def faulty_stub(monkeypatch):
     with StubLLMServer(models=["stub"], latency_s=0.005) as server:
         server.fault_rate = 0.2
         server.fault_kinds = ("429", "500", "timeout", "drop", "malformed")
-        server.enqueue_faults("429", "500", "timeout", "drop", "malformed")  # each kind at least once
+        server.enqueue_faults(
+            "429", "500", "timeout", "drop", "malformed"
+        )  # each kind at least once
         server.retry_after_s = 0.05
         server.timeout_sleep_s = 1.0
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
@@ -65,7 +76,9 @@ def test_twenty_percent_faults_are_retried_and_recorded(tmp_path, faulty_stub, p
 
     store = open_store_uri(str(tmp_path / "store"))
     view = exp_service.import_yaml(store, prison_path, "alice")
-    spec = SweepSpec(total_messages=6, agents={"Guard": 1, "Prisoner": 1}, llms=["openai:stub"], repetitions=12)
+    spec = SweepSpec(
+        total_messages=6, agents={"Guard": 1, "Prisoner": 1}, llms=["openai:stub"], repetitions=12
+    )
     sweep, _ = sweep_service.create(store, view, spec, "alice")
     policy = RetryPolicy(max_attempts=4, initial_wait_s=0.01, max_wait_s=0.05)
 
@@ -86,7 +99,13 @@ def test_twenty_percent_faults_are_retried_and_recorded(tmp_path, faulty_stub, p
     kinds = {c["error_kind"] for c in store.db.calls.find({"error": {"$ne": None}})}
     assert {"rate_limit", "transient"} <= kinds
     errors = " ".join(c["error"] for c in store.db.calls.find({"error": {"$ne": None}}))
-    for text in ("rate limiting", "server error", "did not answer", "malformed", "failed or was reset"):
+    for text in (
+        "rate limiting",
+        "server error",
+        "did not answer",
+        "malformed",
+        "failed or was reset",
+    ):
         assert text in errors
     for conv in store.sweeps.conversations(sweep["_id"]):
         seqs = [m["seq"] for m in store.messages.for_conversation(conv["_id"])]

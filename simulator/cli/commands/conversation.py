@@ -28,14 +28,18 @@ def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bo
     if as_json:
         app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])
     elif not docs:
-        app.console.print("No conversations yet. Start one with: llm-sim run EXP_ID --agents … --messages …")
+        app.console.print(
+            "No conversations yet. Start one with: llm-sim run EXP_ID --agents … --messages …"
+        )
     else:
         app.console.print(conversations_table(docs))
 
 
 @conversation.command("show")
 @click.argument("conversation_id")
-@click.option("--prompts", "with_prompts", is_flag=True, help="Show the exact prompts of every call.")
+@click.option(
+    "--prompts", "with_prompts", is_flag=True, help="Show the exact prompts of every call."
+)
 @json_option
 @click.pass_obj
 def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json: bool) -> None:
@@ -71,7 +75,11 @@ def delete_cmd(app: AppContext, conversation_id: str, yes: bool) -> None:
     app.store.conversations.require_owner(conversation_id, app.user, "delete")
     if not yes:
         if not click.get_text_stream("stdin").isatty():
-            raise UserError("deleting needs confirmation", field="--yes", fix="pass --yes when not at a terminal")
+            raise UserError(
+                "deleting needs confirmation",
+                field="--yes",
+                fix="pass --yes when not at a terminal",
+            )
         if not click.confirm(f"Delete {conversation_id}?", default=False):
             app.console.print("Nothing deleted.")
             return

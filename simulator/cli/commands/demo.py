@@ -33,16 +33,29 @@ def ensure_prison(app: AppContext) -> exp_service.ExperimentView:
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
-def demo(app: AppContext, total_messages: int, days: int, llm: str, seed: int, as_json: bool) -> None:
+def demo(
+    app: AppContext, total_messages: int, days: int, llm: str, seed: int, as_json: bool
+) -> None:
     """Import the prison experiment if absent and run one short conversation, live."""
     view = ensure_prison(app)
     if not as_json:
-        app.err.print(f"Experiment {view.id} ({view.experiment.name}), 1 guard and 1 prisoner on {llm}.")
-    spec = conv_service.build_spec(view, agents="guard=1,prisoner=1", total_messages=total_messages,
-                                   days=days, llm=llm, summarizer_llm=llm, seed=seed)
+        app.err.print(
+            f"Experiment {view.id} ({view.experiment.name}), 1 guard and 1 prisoner on {llm}."
+        )
+    spec = conv_service.build_spec(
+        view,
+        agents="guard=1,prisoner=1",
+        total_messages=total_messages,
+        days=days,
+        llm=llm,
+        summarizer_llm=llm,
+        seed=seed,
+    )
     outcome = execute(app, view, spec, as_json)
     if not as_json:
-        app.err.print(f"Stored as {outcome.conversation_id}. See it again: llm-sim conversation show "
-                      f"{outcome.conversation_id}")
+        app.err.print(
+            f"Stored as {outcome.conversation_id}. See it again: llm-sim conversation show "
+            f"{outcome.conversation_id}"
+        )
     if outcome.status == "failed":
         raise SystemExit(1)

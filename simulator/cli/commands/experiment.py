@@ -43,14 +43,22 @@ def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> No
     if as_json:
         app.print_json([v.summary() for v in views])
     elif not views:
-        app.console.print("No experiments yet. Import one: llm-sim experiment create prompts/experiments/prison.yaml")
+        app.console.print(
+            "No experiments yet. Import one: "
+            "llm-sim experiment create prompts/experiments/prison.yaml"
+        )
     else:
         app.console.print(experiments_table(views, app.user))
 
 
 @experiment.command("show")
 @click.argument("experiment_id")
-@click.option("--render", "render_counts", metavar="ROLE=N,…", help="Also show the prompts rendered for these agent counts, e.g. guard=2,prisoner=1.")
+@click.option(
+    "--render",
+    "render_counts",
+    metavar="ROLE=N,…",
+    help="Also show the prompts rendered for these agent counts, e.g. guard=2,prisoner=1.",
+)
 @json_option
 @click.pass_obj
 def show_cmd(app: AppContext, experiment_id: str, render_counts: str | None, as_json: bool) -> None:
@@ -80,12 +88,19 @@ def duplicate_cmd(app: AppContext, experiment_id: str, name: str | None, as_json
     if as_json:
         app.print_json(view.summary())
     else:
-        app.console.print(f"Duplicated {experiment_id} as [bold]{view.id}[/bold] ({view.experiment.name}).")
+        app.console.print(
+            f"Duplicated {experiment_id} as [bold]{view.id}[/bold] ({view.experiment.name})."
+        )
 
 
 @experiment.command("export")
 @click.argument("experiment_id")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file instead of standard output.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of standard output.",
+)
 @click.pass_obj
 def export_cmd(app: AppContext, experiment_id: str, output: Path | None) -> None:
     """Export an experiment as YAML that re-imports to the same experiment."""
@@ -96,20 +111,32 @@ def export_cmd(app: AppContext, experiment_id: str, output: Path | None) -> None
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UserError(f"cannot write {output} ({exc.strerror})", field="--output", fix="choose a writable path") from None
+        raise UserError(
+            f"cannot write {output} ({exc.strerror})",
+            field="--output",
+            fix="choose a writable path",
+        ) from None
     app.err.print(f"Exported {experiment_id} to {output}.")
 
 
 @experiment.command("update")
 @click.argument("experiment_id")
 @click.option("--note", help="New note (owner only).")
-@click.option("--favourite/--no-favourite", default=None, help="Mark or unmark as one of your favourites.")
+@click.option(
+    "--favourite/--no-favourite", default=None, help="Mark or unmark as one of your favourites."
+)
 @json_option
 @click.pass_obj
-def update_cmd(app: AppContext, experiment_id: str, note: str | None, favourite: bool | None, as_json: bool) -> None:
+def update_cmd(
+    app: AppContext, experiment_id: str, note: str | None, favourite: bool | None, as_json: bool
+) -> None:
     """Change the note (owner only) or your favourite flag."""
     if note is None and favourite is None:
-        raise UserError("nothing to update", field="update", fix="pass --note TEXT and/or --favourite/--no-favourite")
+        raise UserError(
+            "nothing to update",
+            field="update",
+            fix="pass --note TEXT and/or --favourite/--no-favourite",
+        )
     view = service.update(app.store, experiment_id, app.user, note=note, favourite=favourite)
     if as_json:
         app.print_json(view.summary())
@@ -125,7 +152,9 @@ def delete_cmd(app: AppContext, experiment_id: str, yes: bool) -> None:
     """Delete an experiment you own."""
     view = service.get(app.store, experiment_id, app.user)
     app.store.experiments.require_owner(experiment_id, app.user, "delete")
-    if not yes and not click.confirm(f"Delete {experiment_id} ({view.experiment.name})?", default=False):
+    if not yes and not click.confirm(
+        f"Delete {experiment_id} ({view.experiment.name})?", default=False
+    ):
         app.console.print("Nothing deleted.")
         return
     service.delete(app.store, experiment_id, app.user)

@@ -31,8 +31,9 @@ def execute(
         try:
             await conv_service.preflight(spec, llms)
             doc = conv_service.create(app.store, view, spec, app.user)
-            return await conv_service.run(app.store, doc["_id"], llms, on_event=live, stop=stop,
-                                          manual_input=manual_input)
+            return await conv_service.run(
+                app.store, doc["_id"], llms, on_event=live, stop=stop, manual_input=manual_input
+            )
         finally:
             live.close()
             await llms.aclose()
@@ -42,32 +43,67 @@ def execute(
         app.err.print(f"{spec.total_messages} messages over {spec.days} day(s): {split}")
     outcome = run_until_stopped(go, app.err)
     if as_json:
-        app.print_json({"conversation_id": outcome.conversation_id, "status": outcome.status,
-                        "error": outcome.error, "counters": outcome.counters})
+        app.print_json(
+            {
+                "conversation_id": outcome.conversation_id,
+                "status": outcome.status,
+                "error": outcome.error,
+                "counters": outcome.counters,
+            }
+        )
     return outcome
 
 
 @click.command("run")
 @click.argument("experiment_id")
-@click.option("--agents", required=True, metavar="ROLE=N,…", help="Agents per role, e.g. guard=1,prisoner=2.")
-@click.option("--messages", "total_messages", type=int, required=True, help="Total messages (even).")
-@click.option("--days", type=int, default=1, show_default=True, help="Days the messages are split over.")
-@click.option("--speaker", type=click.Choice(SPEAKER_METHODS), default="round_robin", show_default=True)
+@click.option(
+    "--agents", required=True, metavar="ROLE=N,…", help="Agents per role, e.g. guard=1,prisoner=2."
+)
+@click.option(
+    "--messages", "total_messages", type=int, required=True, help="Total messages (even)."
+)
+@click.option(
+    "--days", type=int, default=1, show_default=True, help="Days the messages are split over."
+)
+@click.option(
+    "--speaker", type=click.Choice(SPEAKER_METHODS), default="round_robin", show_default=True
+)
 @click.option("--llm", help="Model for every agent (default: the experiment's first LLM).")
-@click.option("--llm-for", multiple=True, metavar="ROLE=MODEL", help="Model for one role; repeatable.")
+@click.option(
+    "--llm-for", multiple=True, metavar="ROLE=MODEL", help="Model for one role; repeatable."
+)
 @click.option("--manager-llm", help="Model that picks speakers for --speaker auto.")
 @click.option("--summarizer-llm", help="Model that writes the daily summaries.")
 @click.option("--seed", type=int, help="Seed for speaker choice and sampling.")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
-def run_cmd(app: AppContext, experiment_id: str, agents: str, total_messages: int, days: int, speaker: str,
-            llm: str | None, llm_for: tuple[str, ...], manager_llm: str | None, summarizer_llm: str | None,
-            seed: int | None, as_json: bool) -> None:
+def run_cmd(
+    app: AppContext,
+    experiment_id: str,
+    agents: str,
+    total_messages: int,
+    days: int,
+    speaker: str,
+    llm: str | None,
+    llm_for: tuple[str, ...],
+    manager_llm: str | None,
+    summarizer_llm: str | None,
+    seed: int | None,
+    as_json: bool,
+) -> None:
     """Run one conversation of EXPERIMENT_ID."""
     view = exp_service.get(app.store, experiment_id, app.user)
     spec = conv_service.build_spec(
-        view, agents=agents, total_messages=total_messages, days=days, speaker=speaker, llm=llm,
-        llm_for=llm_for, manager_llm=manager_llm, summarizer_llm=summarizer_llm, seed=seed,
+        view,
+        agents=agents,
+        total_messages=total_messages,
+        days=days,
+        speaker=speaker,
+        llm=llm,
+        llm_for=llm_for,
+        manager_llm=manager_llm,
+        summarizer_llm=summarizer_llm,
+        seed=seed,
     )
     manual = None
     if speaker == "manual":

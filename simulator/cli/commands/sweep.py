@@ -40,18 +40,44 @@ def sweep() -> None:
 @click.option("--summarizer-llm")
 @click.option("--messages", "total_messages", type=int, help="Total messages (even).")
 @click.option("--days", type=int)
-@click.option("--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days.")
-@click.option("--agents", metavar="ROLE=N,…", help="Agents per role (the maximum with --every-combination).")
-@click.option("--every-combination/--fixed-agents", default=None, help="Every agent combination up to the maximum.")
-@click.option("--speaker", "speakers", multiple=True, type=click.Choice([m for m in SPEAKER_METHODS if m != "manual"]))
-@click.option("--variant", "variants", multiple=True, metavar="SECTION=NAME,…|all", help="e.g. 'Guard/Personality=all'.")
+@click.option(
+    "--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days."
+)
+@click.option(
+    "--agents", metavar="ROLE=N,…", help="Agents per role (the maximum with --every-combination)."
+)
+@click.option(
+    "--every-combination/--fixed-agents",
+    default=None,
+    help="Every agent combination up to the maximum.",
+)
+@click.option(
+    "--speaker",
+    "speakers",
+    multiple=True,
+    type=click.Choice([m for m in SPEAKER_METHODS if m != "manual"]),
+)
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    metavar="SECTION=NAME,…|all",
+    help="e.g. 'Guard/Personality=all'.",
+)
 @click.option("--seed", type=int)
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
 @click.option("--yes", is_flag=True, help="Create without asking.")
 @json_option
 @click.pass_obj
-def create_cmd(app: AppContext, experiment_id: str, file: Path | None, as_json: bool, dry_run: bool, yes: bool,
-               **flags) -> None:
+def create_cmd(
+    app: AppContext,
+    experiment_id: str,
+    file: Path | None,
+    as_json: bool,
+    dry_run: bool,
+    yes: bool,
+    **flags,
+) -> None:
     """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
     view = exp_service.get(app.store, experiment_id, app.user)
     spec = _spec_from(view, file, flags)
@@ -63,15 +89,22 @@ def create_cmd(app: AppContext, experiment_id: str, file: Path | None, as_json: 
         _print_plan(app, plan)
     if dry_run:
         return
-    if not yes and not as_json and sys.stdin.isatty() and not click.confirm("Create this sweep?", default=True):
+    if (
+        not yes
+        and not as_json
+        and sys.stdin.isatty()
+        and not click.confirm("Create this sweep?", default=True)
+    ):
         app.console.print("Nothing created.")
         return
     doc, added = service.create(app.store, view, spec, app.user)
     if as_json:
         app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
     else:
-        app.console.print(f"Sweep [bold]{doc['_id']}[/bold]: {added} new conversation(s) stored. "
-                          f"Run it: llm-sim sweep run {doc['_id']}")
+        app.console.print(
+            f"Sweep [bold]{doc['_id']}[/bold]: {added} new conversation(s) stored. "
+            f"Run it: llm-sim sweep run {doc['_id']}"
+        )
 
 
 def _spec_from(view, file: Path | None, flags: dict) -> SweepSpec:
@@ -79,48 +112,80 @@ def _spec_from(view, file: Path | None, flags: dict) -> SweepSpec:
     if file is not None:
         data = load_model(file, SweepSpec, "sweep").model_dump(mode="json", exclude_unset=True)
     overrides = {
-        "name": flags["name"], "repetitions": flags["repetitions"], "llms": list(flags["llms"]) or None,
-        "manager_llm": flags["manager_llm"], "summarizer_llm": flags["summarizer_llm"],
-        "total_messages": flags["total_messages"], "days": flags["days"],
-        "every_day_count": flags["every_day_count"], "every_agent_combination": flags["every_combination"],
-        "speaker_methods": list(flags["speakers"]) or None, "seed": flags["seed"],
+        "name": flags["name"],
+        "repetitions": flags["repetitions"],
+        "llms": list(flags["llms"]) or None,
+        "manager_llm": flags["manager_llm"],
+        "summarizer_llm": flags["summarizer_llm"],
+        "total_messages": flags["total_messages"],
+        "days": flags["days"],
+        "every_day_count": flags["every_day_count"],
+        "every_agent_combination": flags["every_combination"],
+        "speaker_methods": list(flags["speakers"]) or None,
+        "seed": flags["seed"],
     }
     if flags["agents"]:
-        overrides["agents"] = exp_service.parse_counts(flags["agents"], view.experiment, field="--agents")
+        overrides["agents"] = exp_service.parse_counts(
+            flags["agents"], view.experiment, field="--agents"
+        )
     if flags["variants"]:
         overrides["variants"] = service.parse_variant_flags(flags["variants"])
     if overrides["llms"] and data.get("llm_assignments"):
         data.pop("llm_assignments")
     data.update({k: v for k, v in overrides.items() if v is not None})
     if "total_messages" not in data or "agents" not in data:
-        raise UserError("a sweep needs total messages and agents per role", field="sweep",
-                        fix="give a sweep file or --messages N --agents ROLE=N,…")
+        raise UserError(
+            "a sweep needs total messages and agents per role",
+            field="sweep",
+            fix="give a sweep file or --messages N --agents ROLE=N,…",
+        )
     return service.validate_spec(data, source=str(file) if file else None)
 
 
 def _print_plan(app: AppContext, plan: service.Plan) -> None:
-    app.console.print(f"cells: {plan.cells}  conversations: {plan.conversations}  "
-                      f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}")
+    app.console.print(
+        f"cells: {plan.cells}  conversations: {plan.conversations}  "
+        f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}"
+    )
     app.console.print(f"sample cell: {plan.sample.label()}")
 
 
-def _run(app: AppContext, sweep_id: str, concurrency: int, pools: tuple[str, ...], lease_ttl: float,
-         as_json: bool, verb: str) -> None:
+def _run(
+    app: AppContext,
+    sweep_id: str,
+    concurrency: int,
+    pools: tuple[str, ...],
+    lease_ttl: float,
+    as_json: bool,
+    verb: str,
+) -> None:
     app.store.sweeps.get(sweep_id)
     sizes = {}
     for pool in pools:
         key, sep, size = pool.rpartition("=")
         if not sep or not size.isdigit() or int(size) < 1:
-            raise UserError(f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32")
+            raise UserError(
+                f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32"
+            )
         sizes[key] = int(size)
     if not as_json:
         app.err.print(f"{verb} {sweep_id} with {concurrency} conversation(s) at a time.")
 
     async def go(stop: asyncio.Event):
         llms = LLMAccess(pools=PoolRegistry(sizes=sizes or None))
-        with SweepDisplay(app.console, quiet=as_json, plain_every_s=float(os.environ.get("SIM_PROGRESS_EVERY", 5))) as display:
-            runner = SweepRunner(app.store, sweep_id, llms, concurrency=concurrency, lease_ttl_s=lease_ttl,
-                                 heartbeat_s=max(1.0, lease_ttl / 4), on_progress=display, stop=stop)
+        with SweepDisplay(
+            app.console, quiet=as_json, plain_every_s=float(os.environ.get("SIM_PROGRESS_EVERY", 5))
+        ) as display:
+            runner = SweepRunner(
+                app.store,
+                sweep_id,
+                llms,
+                concurrency=concurrency,
+                lease_ttl_s=lease_ttl,
+                heartbeat_s=max(1.0, lease_ttl / 4),
+                on_progress=display,
+                stop=stop,
+            )
             try:
                 return await runner.run()
             finally:
@@ -133,16 +198,30 @@ def _run(app: AppContext, sweep_id: str, concurrency: int, pools: tuple[str, ...
     else:
         app.console.print(describe(progress))
     if status["counts"]["failed"]:
-        app.err.print(f"{status['counts']['failed']} conversation(s) failed; retry them with "
-                      f"llm-sim sweep retry-failed {sweep_id}")
+        app.err.print(
+            f"{status['counts']['failed']} conversation(s) failed; retry them with "
+            f"llm-sim sweep retry-failed {sweep_id}"
+        )
 
 
 def _run_options(f):
-    f = click.option("--concurrency", type=int, default=8, show_default=True, help="Conversations at a time.")(f)
-    f = click.option("--pool", "pools", multiple=True, metavar="ENDPOINT=N",
-                     help="Concurrent calls per backend endpoint or provider, e.g. openai=32.")(f)
-    f = click.option("--lease-ttl", type=float, default=60.0, show_default=True,
-                     help="Seconds before another worker may take over a silent worker's conversation.")(f)
+    f = click.option(
+        "--concurrency", type=int, default=8, show_default=True, help="Conversations at a time."
+    )(f)
+    f = click.option(
+        "--pool",
+        "pools",
+        multiple=True,
+        metavar="ENDPOINT=N",
+        help="Concurrent calls per backend endpoint or provider, e.g. openai=32.",
+    )(f)
+    f = click.option(
+        "--lease-ttl",
+        type=float,
+        default=60.0,
+        show_default=True,
+        help="Seconds before another worker may take over a silent worker's conversation.",
+    )(f)
     return json_option(f)
 
 
@@ -150,7 +229,9 @@ def _run_options(f):
 @click.argument("sweep_id")
 @_run_options
 @click.pass_obj
-def run_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
+def run_cmd(
+    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+) -> None:
     """Run a sweep until every conversation is done or failed."""
     _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Running")
 
@@ -159,8 +240,10 @@ def run_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: 
 @click.argument("sweep_id")
 @_run_options
 @click.pass_obj
-def resume_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
-    """Finish a sweep after a crash: half-finished conversations continue from their last message."""
+def resume_cmd(
+    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+) -> None:
+    """Finish a sweep after a crash; unfinished ones continue from their last message."""
     _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Resuming")
 
 
@@ -168,7 +251,9 @@ def resume_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_tt
 @click.argument("sweep_id")
 @_run_options
 @click.pass_obj
-def work_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
+def work_cmd(
+    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+) -> None:
     """Join a running sweep as one more worker (any machine sharing the database)."""
     _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Working on")
 
@@ -177,8 +262,10 @@ def work_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl:
 @click.argument("sweep_id")
 @_run_options
 @click.pass_obj
-def retry_cmd(app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool) -> None:
-    """Put failed conversations back in the queue (they continue from their last message) and run."""
+def retry_cmd(
+    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+) -> None:
+    """Queue failed conversations again (they continue from their last message) and run."""
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
         app.err.print(f"{reset} failed conversation(s) queued again.")
@@ -196,10 +283,12 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
         app.print_json(status)
         return
     counts = status["counts"]
-    app.console.print(f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
-                      f"{counts['done']}/{status['total']} done, {counts['running']} running, "
-                      f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
-                      f"{status['calls']:,} calls, {status['tokens_out']:,} tokens out")
+    app.console.print(
+        f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
+        f"{counts['done']}/{status['total']} done, {counts['running']} running, "
+        f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
+        f"{status['calls']:,} calls, {status['tokens_out']:,} tokens out"
+    )
     for worker in status["workers"]:
         app.console.print(f"worker: {worker}")
     for failed in status["failed"][:10]:
@@ -215,12 +304,22 @@ def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
     rows = []
     for doc in app.store.sweeps.list(experiment_id):
         counts = app.store.sweeps.status_counts(doc["_id"])
-        rows.append({"sweep_id": doc["_id"], "name": doc.get("name"), "experiment_id": doc["experiment_id"],
-                     "owner": doc["owner"], "total": sum(counts.values()), "done": counts.get("done", 0),
-                     "failed": counts.get("failed", 0)})
+        rows.append(
+            {
+                "sweep_id": doc["_id"],
+                "name": doc.get("name"),
+                "experiment_id": doc["experiment_id"],
+                "owner": doc["owner"],
+                "total": sum(counts.values()),
+                "done": counts.get("done", 0),
+                "failed": counts.get("failed", 0),
+            }
+        )
     if as_json:
         app.print_json(rows)
         return
     for row in rows:
-        app.console.print(f"{row['sweep_id']}  {row['name']}  {row['experiment_id']}  {row['owner']}  "
-                          f"{row['done']}/{row['total']} done, {row['failed']} failed")
+        app.console.print(
+            f"{row['sweep_id']}  {row['name']}  {row['experiment_id']}  {row['owner']}  "
+            f"{row['done']}/{row['total']} done, {row['failed']} failed"
+        )

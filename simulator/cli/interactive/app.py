@@ -39,13 +39,17 @@ def _ask_user(app: AppContext) -> Callable[[], str]:
     def ask_name() -> str:
         name = ask.ask_required(
             "Your name",
-            check=lambda n: None if USER_PATTERN.match(n)
-            else "use 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit",
+            check=lambda n: (
+                None
+                if USER_PATTERN.match(n)
+                else "use 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter/digit"
+            ),
         )
         path = remember_user(name)
         app.console.print(
             f"Hello {name}. Your name (nothing else) is remembered in {path}, so next time you "
-            "are logged in automatically.", markup=False,
+            "are logged in automatically.",
+            markup=False,
         )
         return name
 

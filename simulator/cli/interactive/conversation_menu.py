@@ -33,6 +33,7 @@ PAGE_CALLS = 20  # more calls than this are shown in a pager
 
 # -- Perform conversation ----------------------------------------------------------------------
 
+
 def _pick_model(app: AppContext, message: str, models: Sequence[str]) -> str:
     """One of the experiment's LLMs; asked only when there is a choice."""
     if len(models) == 1:
@@ -60,13 +61,18 @@ def manual_picker() -> InputFunction:
     async def pick(state: TurnState) -> str:
         names = [a.name for a in state.agents]
         shortcuts = len(names) <= MAX_SHORTCUTS
-        items = [questionary.Choice(f"{a.name} ({a.role})", value=a.name, shortcut_key=shortcuts)
-                 for a in state.agents]
+        items = [
+            questionary.Choice(f"{a.name} ({a.role})", value=a.name, shortcut_key=shortcuts)
+            for a in state.agents
+        ]
         after = names.index(state.previous) + 1 if state.previous in names else 0
         last = f"; last: {state.previous}" if state.previous else ""
         question = questionary.select(
-            f"Day {state.day}, message {state.turn + 1}{last}. Who speaks next?", items,
-            default=items[after % len(items)], use_shortcuts=shortcuts, use_jk_keys=False,
+            f"Day {state.day}, message {state.turn + 1}{last}. Who speaks next?",
+            items,
+            default=items[after % len(items)],
+            use_shortcuts=shortcuts,
+            use_jk_keys=False,
         )
         try:
             answer = await question.application.run_async(
@@ -88,29 +94,45 @@ def perform(app: AppContext, view: ExperimentView) -> None:
     llm_for = tuple(
         f"{role.name}={_pick_model(app, f'LLM for role {role.name}', models)}" for role in exp.roles
     )
-    method = ask.select("How is the next speaker chosen?", [
-        (f"{m} — {SPEAKER_HELP[m][0]}", m, SPEAKER_HELP[m][1]) for m in SPEAKER_METHODS
-    ], default="round_robin")
-    manager = (_pick_model(app, "Manager LLM (picks the speakers)", models)
-               if method == "auto" else None)
-    summarizer = (_pick_model(app, "Summarizer LLM (writes each day's summary)", models)
-                  if exp.summarizer_sections else None)
+    method = ask.select(
+        "How is the next speaker chosen?",
+        [(f"{m} — {SPEAKER_HELP[m][0]}", m, SPEAKER_HELP[m][1]) for m in SPEAKER_METHODS],
+        default="round_robin",
+    )
+    manager = (
+        _pick_model(app, "Manager LLM (picks the speakers)", models) if method == "auto" else None
+    )
+    summarizer = (
+        _pick_model(app, "Summarizer LLM (writes each day's summary)", models)
+        if exp.summarizer_sections
+        else None
+    )
     total = ask.ask_number("Total messages (even)", int, _even, default=10)
     assert total is not None
     days = ask.ask_int("Days", 1, total // MIN_MESSAGES_PER_DAY, default=1)
     assert days is not None
     split = ", ".join(str(n) for n in split_messages(total, days))
     app.console.print(f"messages per day: {split}", markup=False)
-    counts = {role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
-              for role in exp.roles}
+    counts = {
+        role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
+        for role in exp.roles
+    }
     seed = ask.ask_int("Seed, blank for none", 0, 2**32 - 1, optional=True)
     spec = conv_service.build_spec(
-        view, agents=",".join(f"{name}={n}" for name, n in counts.items()), total_messages=total,
-        days=days, speaker=method, llm=models[0], llm_for=llm_for, manager_llm=manager,
-        summarizer_llm=summarizer, seed=seed,
+        view,
+        agents=",".join(f"{name}={n}" for name, n in counts.items()),
+        total_messages=total,
+        days=days,
+        speaker=method,
+        llm=models[0],
+        llm_for=llm_for,
+        manager_llm=manager,
+        summarizer_llm=summarizer,
+        seed=seed,
     )
-    if not ask.confirm("Start the conversation? (Ctrl-C during it stops after the current turn)",
-                       default=True):
+    if not ask.confirm(
+        "Start the conversation? (Ctrl-C during it stops after the current turn)", default=True
+    ):
         app.console.print("Nothing started.")
         return
     manual = manual_picker() if method == "manual" else None
@@ -122,11 +144,13 @@ def perform(app: AppContext, view: ExperimentView) -> None:
     error = f" ({outcome.error})" if outcome.error else ""
     app.console.print(
         f"Conversation {outcome.conversation_id} {outcome.status}{error}; "
-        "see it under Conversations.", markup=False,
+        "see it under Conversations.",
+        markup=False,
     )
 
 
 # -- Conversations -----------------------------------------------------------------------------
+
 
 def _label(doc: dict, user: str) -> str:
     spec = doc["spec"]
@@ -135,8 +159,10 @@ def _label(doc: dict, user: str) -> str:
     owner = f"{doc['owner']} (you)" if doc["owner"] == user else doc["owner"]
     created = as_datetime(doc["created_at"])
     star = "★" if doc.get("favourite") else " "
-    return (f"{star} {doc['_id']} — {doc['status']} — {agents} — {done}/{spec['total_messages']} "
-            f"messages — {spec['speaker_method']} — {created:%Y-%m-%d %H:%M} — {owner}")
+    return (
+        f"{star} {doc['_id']} — {doc['status']} — {agents} — {done}/{spec['total_messages']} "
+        f"messages — {spec['speaker_method']} — {created:%Y-%m-%d %H:%M} — {owner}"
+    )
 
 
 def browse(app: AppContext, view: ExperimentView) -> None:
@@ -144,8 +170,9 @@ def browse(app: AppContext, view: ExperimentView) -> None:
     while True:
         docs = conv_service.list_docs(app.store, app.user, experiment_id=view.id)
         if not docs:
-            app.console.print("No conversations of this experiment yet; "
-                              "use 'Perform conversation'.")
+            app.console.print(
+                "No conversations of this experiment yet; use 'Perform conversation'."
+            )
             return
         choices = [(_label(d, app.user), d["_id"]) for d in docs] + [("Back", "")]
         picked = ask.search_select("Which conversation? (type to filter)", choices)
@@ -168,10 +195,16 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
             return
         star = " ★" if doc["favourite"] else ""
         fav = "Remove from favourites" if doc["favourite"] else "Add to favourites"
-        picked = ask.select(f"Conversation {conversation_id} ({doc['status']}){star}", [
-            ("View", "view", "v"), ("View prompts", "prompts", "p"), (fav, "favourite", "f"),
-            ("Delete", "delete", "x"), ("Back", "back", "b"),
-        ])
+        picked = ask.select(
+            f"Conversation {conversation_id} ({doc['status']}){star}",
+            [
+                ("View", "view", "v"),
+                ("View prompts", "prompts", "p"),
+                (fav, "favourite", "f"),
+                ("Delete", "delete", "x"),
+                ("Back", "back", "b"),
+            ],
+        )
         if picked == "back":
             return
         if picked == "view":
@@ -202,8 +235,10 @@ def _delete(app: AppContext, doc: dict) -> bool:
     """Only the owner deletes (after confirming); True when it is gone."""
     cid = doc["_id"]
     if doc["owner"] != app.user:
-        app.console.print(f"Conversation {cid} belongs to {doc['owner']}; only its owner may "
-                          "delete it.", markup=False)
+        app.console.print(
+            f"Conversation {cid} belongs to {doc['owner']}; only its owner may delete it.",
+            markup=False,
+        )
         return False
     done = (doc.get("counters") or {}).get("messages", 0)
     if not ask.confirm(f"Delete {cid} with its {done} messages?", default=False):

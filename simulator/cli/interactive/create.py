@@ -46,8 +46,12 @@ def step_sections(draft: Draft, editing: bool) -> None:
             "Which sections are shared by every role? (space toggles, Enter accepts)",
             draft.titles,
             checked=[t for t in draft.shared if t in draft.titles],
-            check=lambda picked: "keep at least one section private: the first private one is "
-            "each role's starting prompt" if len(picked) == len(draft.titles) else None,
+            check=lambda picked: (
+                "keep at least one section private: the first private one is "
+                "each role's starting prompt"
+                if len(picked) == len(draft.titles)
+                else None
+            ),
         )
     if editing:
         fill_missing(draft)
@@ -56,8 +60,10 @@ def step_sections(draft: Draft, editing: bool) -> None:
 def _role_name_problem(name: str) -> str | None:
     if NAME_PATTERN.match(name):
         return None
-    return (f"role name {name!r} must start with a letter and use letters, digits, spaces, "
-            "'-', '_' or apostrophes")
+    return (
+        f"role name {name!r} must start with a letter and use letters, digits, spaces, "
+        "'-', '_' or apostrophes"
+    )
 
 
 def step_roles(draft: Draft, editing: bool) -> None:
@@ -79,8 +85,10 @@ def step_roles(draft: Draft, editing: bool) -> None:
 
 def step_summarizer(draft: Draft, editing: bool) -> None:
     draft.summarizer_titles = ask.ask_names(
-        "Summarizer section titles (none: no daily summary)", "Summarizer section title",
-        draft.summarizer_titles, minimum=0,
+        "Summarizer section titles (none: no daily summary)",
+        "Summarizer section title",
+        draft.summarizer_titles,
+        minimum=0,
     )
     if editing:
         fill_missing(draft)
@@ -170,8 +178,11 @@ def run_create(app: AppContext) -> None:
         preview(app, experiment)
         answer = ask.select(
             "Save?",
-            [("Yes, save it", "save", "y"), ("Change an answer", "change", "c"),
-             ("No, discard it", "discard", "n")],
+            [
+                ("Yes, save it", "save", "y"),
+                ("Change an answer", "change", "c"),
+                ("No, discard it", "discard", "n"),
+            ],
         )
         if answer == "discard":
             app.console.print("Nothing saved.")

@@ -96,8 +96,11 @@ class Draft:
 
         def sections(scope: str, role: str, titles: list[str]) -> list[dict]:
             return [
-                {"title": t, "content": self.contents[(scope, role, t)],
-                 **self.extras.get((scope, role, t), {})}
+                {
+                    "title": t,
+                    "content": self.contents[(scope, role, t)],
+                    **self.extras.get((scope, role, t), {}),
+                }
                 for t in titles
                 if (scope, role, t) in self.contents
             ]
@@ -143,7 +146,9 @@ class Draft:
         return draft
 
     def _keep_extras(self, slot: Slot, section) -> None:
-        extra = section.model_dump(mode="json", include={"variants", "default_variant"}, exclude_none=True)
+        extra = section.model_dump(
+            mode="json", include={"variants", "default_variant"}, exclude_none=True
+        )
         if extra:
             self.extras[slot] = extra
 

@@ -28,6 +28,7 @@ def bounds(name: str) -> str:
             low, strict = rule.gt, True
         elif hasattr(rule, "le"):
             high = rule.le
+
     def show(value: float | int | None) -> str:
         return f"{value:g}" if isinstance(value, float) else str(value)
 
@@ -110,8 +111,12 @@ def edit_llms(current: list[dict]) -> list[dict]:
         listing = "; ".join(describe(llm) for llm in llms)
         action = ask.select(
             f"LLMs: {listing}",
-            [("Add an LLM", "add", "a"), ("Remove one", "remove", "r"),
-             ("Change one's parameters", "params", "p"), ("Done", "done", "d")],
+            [
+                ("Add an LLM", "add", "a"),
+                ("Remove one", "remove", "r"),
+                ("Change one's parameters", "params", "p"),
+                ("Done", "done", "d"),
+            ],
             default="done",
         )
         if action == "done":

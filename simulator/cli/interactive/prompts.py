@@ -138,22 +138,20 @@ def select(
     ]
     start = next((item for item in items if item.value == default), None)
     return ask(
-        questionary.select(
-            message, items, default=start, use_shortcuts=True, use_jk_keys=False
-        )
+        questionary.select(message, items, default=start, use_shortcuts=True, use_jk_keys=False)
     )
 
 
 def search_select(message: str, choices: Sequence[tuple[str, T]]) -> T:
     """Pick one of many by typing part of its label (or with the arrow keys)."""
     items = [questionary.Choice(label, value=value) for label, value in choices]
-    return ask(
-        questionary.select(message, items, use_search_filter=True, use_jk_keys=False)
-    )
+    return ask(questionary.select(message, items, use_search_filter=True, use_jk_keys=False))
 
 
 def checkbox(
-    message: str, labels: Sequence[str], checked: Sequence[str] = (),
+    message: str,
+    labels: Sequence[str],
+    checked: Sequence[str] = (),
     check: Callable[[list[str]], str | None] | None = None,
 ) -> list[str]:
     """Pick any of `labels` (space toggles, Enter accepts); re-asked while `check` objects.
@@ -172,7 +170,10 @@ def checkbox(
 
 
 def ask_names(
-    what: str, item: str, default: Sequence[str] = (), minimum: int = 1,
+    what: str,
+    item: str,
+    default: Sequence[str] = (),
+    minimum: int = 1,
     check: Callable[[str], str | None] | None = None,
 ) -> list[str]:
     """Several names: comma-separated in one answer, or (blank answer) one at a time, so a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Any
 
@@ -29,10 +30,10 @@ class CallsRepository:
         digest = prompt_hash(messages)
         if digest in self._known_prompts:
             return digest
-        try:
-            self._prompts.insert_one({"_id": digest, "messages": messages, "schema_version": SCHEMA_VERSION})
-        except DuplicateKeyError:
-            pass
+        with contextlib.suppress(DuplicateKeyError):
+            self._prompts.insert_one(
+                {"_id": digest, "messages": messages, "schema_version": SCHEMA_VERSION}
+            )
         self._known_prompts.add(digest)
         if len(self._known_prompts) > 50_000:
             self._known_prompts.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from pymongo.errors import DuplicateKeyError
@@ -63,7 +64,9 @@ class ConversationsRepository:
             )
         return doc
 
-    def list(self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0) -> list[dict]:
+    def list(
+        self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0
+    ) -> list[dict]:
         query: dict = {}
         if experiment_id:
             query["experiment_id"] = experiment_id
@@ -77,7 +80,11 @@ class ConversationsRepository:
         return {"_id": conversation_id, **({"lease_owner": lease_owner} if lease_owner else {})}
 
     def set_status(
-        self, conversation_id: str, status: str, error: str | None = None, lease_owner: str | None = None
+        self,
+        conversation_id: str,
+        status: str,
+        error: str | None = None,
+        lease_owner: str | None = None,
     ) -> None:
         assert status in STATUSES
         changes: dict = {"status": status, "error": error}
@@ -87,15 +94,17 @@ class ConversationsRepository:
             changes["finished_at"] = now()
         self._col.update_one(self._guard(conversation_id, lease_owner), {"$set": changes})
 
-    def set_counters(self, conversation_id: str, counters: dict, lease_owner: str | None = None) -> None:
-        self._col.update_one(self._guard(conversation_id, lease_owner), {"$set": {"counters": counters}})
+    def set_counters(
+        self, conversation_id: str, counters: dict, lease_owner: str | None = None
+    ) -> None:
+        self._col.update_one(
+            self._guard(conversation_id, lease_owner), {"$set": {"counters": counters}}
+        )
 
     def add_summary(self, conversation_id: str, summary: dict, all_summaries: list[dict]) -> None:
         """Stored on its own, and the whole list on the conversation (no $push: see DESIGN)."""
-        try:
+        with contextlib.suppress(DuplicateKeyError):
             self._summaries.insert_one(summary)
-        except DuplicateKeyError:
-            pass
         self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": all_summaries}})
 
     def summaries(self, conversation_id: str) -> list[dict]:

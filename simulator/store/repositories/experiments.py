@@ -28,7 +28,9 @@ class ExperimentsRepository:
         self._col.create_index([("owner", 1)])
         self._col.create_index([("created_at", -1)])
 
-    def create(self, experiment: Experiment, owner: str, duplicated_from: str | None = None) -> dict:
+    def create(
+        self, experiment: Experiment, owner: str, duplicated_from: str | None = None
+    ) -> dict:
         moment = now()
         spec = experiment.model_dump(mode="json", include=set(SPEC_FIELDS))
         for _ in range(8):

@@ -45,7 +45,12 @@ class SweepsRepository:
 
     def create(self, doc: dict) -> dict:
         for _ in range(8):
-            full = {"_id": new_id("sweep"), "schema_version": SCHEMA_VERSION, "created_at": now(), **doc}
+            full = {
+                "_id": new_id("sweep"),
+                "schema_version": SCHEMA_VERSION,
+                "created_at": now(),
+                **doc,
+            }
             try:
                 self._sweeps.insert_one(full)
                 return full
@@ -56,7 +61,9 @@ class SweepsRepository:
     def get(self, sweep_id: str) -> dict:
         doc = self._sweeps.find_one({"_id": sweep_id})
         if doc is None:
-            raise NotFound(f"no sweep with id {sweep_id!r}", fix="run 'llm-sim sweep list' to see the ids")
+            raise NotFound(
+                f"no sweep with id {sweep_id!r}", fix="run 'llm-sim sweep list' to see the ids"
+            )
         return doc
 
     def list(self, experiment_id: str | None = None) -> list[dict]:
@@ -109,8 +116,12 @@ class SweepsRepository:
             ],
         }
         update = {
-            "$set": {"status": "running", "lease_owner": worker, "lease_expires_ms": moment + ttl_ms,
-                     "last_worker": worker},
+            "$set": {
+                "status": "running",
+                "lease_owner": worker,
+                "lease_expires_ms": moment + ttl_ms,
+                "last_worker": worker,
+            },
             "$inc": {"claims": 1},
         }
         with self._claim_lock():
@@ -135,21 +146,26 @@ class SweepsRepository:
     def expire_dead_local_leases(self, sweep_id: str) -> int:
         """Leases held by processes of this machine that no longer exist expire at once."""
         expired = 0
-        for doc in self._convs.find({"sweep_id": sweep_id, "status": "running"}, {"lease_owner": 1}):
+        for doc in self._convs.find(
+            {"sweep_id": sweep_id, "status": "running"}, {"lease_owner": 1}
+        ):
             owner = doc.get("lease_owner") or ""
             host, _, rest = owner.partition(":")
             pid = rest.split(":", 1)[0]
             if host == HOST and pid.isdigit() and not _alive(int(pid)):
-                self._convs.update_one({"_id": doc["_id"], "lease_owner": owner},
-                                       {"$set": {"lease_expires_ms": 0}})
+                self._convs.update_one(
+                    {"_id": doc["_id"], "lease_owner": owner}, {"$set": {"lease_expires_ms": 0}}
+                )
                 expired += 1
         return expired
 
     def status_counts(self, sweep_id: str) -> dict[str, int]:
-        rows = self._convs.aggregate([
-            {"$match": {"sweep_id": sweep_id}},
-            {"$group": {"_id": "$status", "n": {"$sum": 1}}},
-        ])
+        rows = self._convs.aggregate(
+            [
+                {"$match": {"sweep_id": sweep_id}},
+                {"$group": {"_id": "$status", "n": {"$sum": 1}}},
+            ]
+        )
         return {row["_id"]: row["n"] for row in rows}
 
     def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
@@ -159,7 +175,14 @@ class SweepsRepository:
     def reset_failed(self, sweep_id: str) -> int:
         result = self._convs.update_many(
             {"sweep_id": sweep_id, "status": "failed"},
-            {"$set": {"status": "pending", "error": None, "lease_owner": None, "lease_expires_ms": 0}},
+            {
+                "$set": {
+                    "status": "pending",
+                    "error": None,
+                    "lease_owner": None,
+                    "lease_expires_ms": 0,
+                }
+            },
         )
         return result.modified_count
 

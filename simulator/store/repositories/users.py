@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from pymongo.errors import DuplicateKeyError
@@ -21,10 +22,10 @@ class UsersRepository:
 
     def ensure(self, name: str) -> None:
         """Record a user the first time they act; later calls change nothing."""
-        try:
-            self._users.insert_one({"_id": name, "created_at": now(), "schema_version": SCHEMA_VERSION})
-        except DuplicateKeyError:
-            pass
+        with contextlib.suppress(DuplicateKeyError):
+            self._users.insert_one(
+                {"_id": name, "created_at": now(), "schema_version": SCHEMA_VERSION}
+            )
 
     def list(self) -> list[dict]:
         return list(self._users.find().sort("_id", 1))
@@ -32,12 +33,16 @@ class UsersRepository:
     def set_favourite(self, user: str, kind: str, target_id: str, favourite: bool) -> None:
         key = f"{user}|{kind}|{target_id}"
         if favourite:
-            doc = {"_id": key, "user": user, "kind": kind, "target": target_id, "created_at": now(),
-                   "schema_version": SCHEMA_VERSION}
-            try:
+            doc = {
+                "_id": key,
+                "user": user,
+                "kind": kind,
+                "target": target_id,
+                "created_at": now(),
+                "schema_version": SCHEMA_VERSION,
+            }
+            with contextlib.suppress(DuplicateKeyError):
                 self._favourites.insert_one(doc)
-            except DuplicateKeyError:
-                pass
         else:
             self._favourites.delete_one({"_id": key})
 

@@ -17,6 +17,7 @@ from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.conversation_menu import browse, perform
 from simulator.cli.interactive.create import STEPS, preview
 from simulator.cli.interactive.draft import Draft
+from simulator.cli.interactive.sweep_menu import perform_sweep
 from simulator.cli.render import experiment_detail
 from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import validate_model
@@ -170,6 +171,7 @@ ENTRIES: list[MenuEntry] = [
     MenuEntry("Export to YAML", export, "e"),
     MenuEntry("Delete", delete, "x"),
     MenuEntry("Perform conversation", perform, "p"),
+    MenuEntry("Perform conversations (sweep)", perform_sweep, "w"),
     MenuEntry("Conversations", browse, "c"),
 ]
 

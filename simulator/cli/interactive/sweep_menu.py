@@ -1,0 +1,142 @@
+"""The experiment menu's 'Perform conversations (sweep)' entry.
+
+It asks the reference tool's questions in its order, shows the plan, then creates the sweep and
+runs it with the same service and progress display as `llm-sim sweep create` + `sweep run`, so
+the sweep it makes is the one `llm-sim sweep list/status/resume` see.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulator.cli.commands.sweep import _print_plan, _run
+from simulator.cli.context import AppContext
+from simulator.cli.interactive import prompts as ask
+from simulator.cli.interactive.conversation_menu import SPEAKER_HELP, _even
+from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
+from simulator.domain.experiment import Experiment
+from simulator.domain.sweep import SweepSpec
+from simulator.domain.variants import variant_slots
+from simulator.services import sweeps as service
+from simulator.services.experiments import ExperimentView
+
+SWEEP_METHODS = [m for m in SPEAKER_METHODS if m != "manual"]  # sweeps run unattended
+MAX_AGENTS = 99
+LEASE_TTL_S = 60.0
+
+
+def _at_least_one(what: str):
+    def check(picked: list[str]) -> str | None:
+        return None if picked else f"tick at least one {what} (space toggles, Enter accepts)"
+    return check
+
+
+def _method_label(method: str) -> str:
+    return f"{method} — {SPEAKER_HELP[method][0]}"
+
+
+def _ask_llms(models: list[str]) -> list[str]:
+    """One LLM per conversation; each ticked model is one more value of that factor."""
+    if len(models) == 1:
+        ask.console.print(f"LLM: {models[0]}", markup=False)
+        return models
+    return ask.checkbox("LLMs (one per conversation; tick several to compare)", models,
+                        checked=models[:1], check=_at_least_one("LLM"))
+
+
+def _ask_days(total: int) -> tuple[int, bool]:
+    """Days N, and whether every value 1..N is tried."""
+    days = ask.ask_int("Days", 1, total // MIN_MESSAGES_PER_DAY, default=1)
+    assert days is not None
+    every = days > 1 and ask.confirm(f"Try every value from 1 to {days}?", default=False)
+    return days, every
+
+
+def _ask_agents(exp: Experiment) -> tuple[dict[str, int], bool]:
+    """Maximum agents per role, and whether every combination up to them is tried."""
+    counts: dict[str, int] = {}
+    for role in exp.roles:
+        count = ask.ask_int(f"Maximum agents of role {role.name}", 1, MAX_AGENTS, default=1)
+        assert count is not None
+        counts[role.name] = count
+    every = any(n > 1 for n in counts.values()) and ask.confirm(
+        "Try every combination (1 to the maximum of each role)?", default=False)
+    return counts, every
+
+
+def _ask_methods() -> list[str]:
+    labels = [_method_label(m) for m in SWEEP_METHODS]
+    picked = ask.checkbox("Speaker methods (manual is left out: sweeps run unattended)", labels,
+                          checked=labels[:1], check=_at_least_one("speaker method"))
+    return [m for m in SWEEP_METHODS if _method_label(m) in picked]
+
+
+def _ask_variants(exp: Experiment) -> dict[str, list[str]]:
+    """Per section with variants: the section's own content only (no variation) unless more
+    are ticked."""
+    chosen: dict[str, list[str]] = {}
+    for slot, names in variant_slots(exp).items():
+        picked = ask.checkbox(f"Variants of {slot} (tick more to vary)", names,
+                              checked=names[:1], check=_at_least_one("variant"))
+        if picked != names[:1]:
+            chosen[slot] = picked
+    return chosen
+
+
+def _factors(spec: SweepSpec, exp: Experiment) -> str:
+    """Why the plan has that many cells: each factor's number of values."""
+    agent_sets = (math.prod(spec.agents.get(r.name, 1) for r in exp.roles)
+                  if spec.every_agent_combination else 1)
+    variant_sets = math.prod(len(v) for v in spec.variants.values())
+    parts = [(len(spec.llms), "LLM"), (spec.days if spec.every_day_count else 1, "day count"),
+             (agent_sets, "agent combination"), (len(spec.speaker_methods), "speaker method"),
+             (variant_sets, "variant combination")]
+    return " × ".join(f"{n} {label}{'' if n == 1 else 's'}" for n, label in parts)
+
+
+def perform_sweep(app: AppContext, view: ExperimentView) -> None:
+    """Ask every factor, show the plan, then create the sweep and run it with a progress bar."""
+    exp = view.experiment
+    models = [choice.model for choice in exp.llms]
+    repetitions = ask.ask_int("Conversations per setting", 1, 10_000, default=1)
+    llms = _ask_llms(models)
+    total = ask.ask_number("Total messages (even)", int, _even, default=10)
+    assert total is not None
+    days, every_day = _ask_days(total)
+    agents, every_combination = _ask_agents(exp)
+    methods = _ask_methods()
+    manager = None
+    if "auto" in methods and len(models) > 1:
+        manager = ask.select("Manager LLM for auto (picks the speakers)",
+                             [(m, m, None) for m in models], default=models[0])
+    elif "auto" in methods:
+        manager = models[0]
+    variants = _ask_variants(exp)
+    seed = ask.ask_int("Seed, blank for none", 0, 2**32 - 1, optional=True)
+    spec = service.validate_spec({
+        "repetitions": repetitions, "llms": llms, "total_messages": total, "days": days,
+        "every_day_count": every_day, "agents": agents,
+        "every_agent_combination": every_combination, "speaker_methods": methods,
+        "variants": variants, "seed": seed, "manager_llm": manager,
+    })
+    plan = service.plan(app.store, view, spec)
+    app.console.print(f"cells: {plan.cells} = {_factors(spec, exp)}", markup=False)
+    _print_plan(app, plan)
+    if exp.summarizer_sections:
+        app.console.print("Each day's summary is written by the conversation's own LLM.")
+    if not ask.confirm("Create and run this sweep? (Ctrl-C during it stops after the current "
+                       "turns)", default=True):
+        app.console.print("Nothing created.")
+        return
+    concurrency = ask.ask_int("Conversations at a time", 1, 256, default=8)
+    assert concurrency is not None
+    doc, added = service.create(app.store, view, spec, app.user)
+    app.console.print(f"Sweep {doc['_id']}: {added} new conversation(s) stored.", markup=False)
+    try:
+        _run(app, doc["_id"], concurrency, (), LEASE_TTL_S, False, "Running")
+    except KeyboardInterrupt:
+        app.console.print("Stopped at once.")
+    status = service.status(app.store, doc["_id"])
+    if not status["complete"]:
+        app.console.print(f"Sweep {doc['_id']} is not complete; finish it with "
+                          f"llm-sim sweep resume {doc['_id']}", markup=False)

@@ -223,5 +223,6 @@ def delete(store: Store, conversation_id: str, user: str) -> None:
     store.conversations.require_owner(conversation_id, user, "delete")
     store.messages.delete_for(conversation_id)
     store.calls.delete_for(conversation_id)
+    store.scores.delete_for(conversation_id)
     store.conversations.delete(conversation_id)
     store.users.forget_target(KIND, conversation_id)

@@ -10,6 +10,7 @@ from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
 from simulator.store.repositories.messages import MessagesRepository
+from simulator.store.repositories.scores import ScoresRepository
 from simulator.store.repositories.sweeps import SweepsRepository
 from simulator.store.repositories.users import UsersRepository
 
@@ -23,6 +24,7 @@ class Store:
     messages: MessagesRepository
     calls: CallsRepository
     sweeps: SweepsRepository
+    scores: ScoresRepository
 
     @property
     def db(self):
@@ -43,6 +45,7 @@ def open_store(connection: Connection) -> Store:
         MessagesRepository(db),
         CallsRepository(db),
         SweepsRepository(db, connection.lock_path),
+        ScoresRepository(db),
     )
     repos = (
         store.users,
@@ -51,6 +54,7 @@ def open_store(connection: Connection) -> Store:
         store.messages,
         store.calls,
         store.sweeps,
+        store.scores,
     )
     for repo in repos:
         repo.ensure_indexes()

@@ -1,0 +1,57 @@
+"""Names and small helpers shared by the stub LLM server's parts."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed")
+RANDOM_FAULT_KINDS = ("429", "500", "drop", "malformed")  # "timeout" only when asked for
+CHAT_PATHS = ("/api/chat", "/v1/chat/completions")
+DEFAULT_MODELS = ("stub",)
+_HIDDEN_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server saw it; credentials are never recorded."""
+
+    path: str
+    body: Any
+    headers: dict[str, str]
+    method: str = "GET"
+    received_at: float = 0.0  # time.monotonic()
+
+
+def model_tag(name: str) -> str:
+    """Ollama reports every model with a tag; ``llama3`` and ``llama3:latest`` are one model."""
+    return name if ":" in name else f"{name}:latest"
+
+
+def fake_digest(name: str) -> str:
+    return hashlib.sha256(model_tag(name).encode()).hexdigest()
+
+
+def count_words(text: str) -> int:
+    return len(text.split())
+
+
+def apply_limits(text: str, stop: Iterable[str] | None, max_tokens: int | None) -> tuple[str, str]:
+    """Honour stop strings and a word budget the way a model would; returns (text, reason)."""
+    for s in stop or ():
+        if s and s in text:
+            text = text[: text.index(s)]
+    words = text.split(" ")
+    if max_tokens is not None and len(words) > max_tokens:
+        return " ".join(words[:max_tokens]), "length"
+    return text, "stop"
+
+
+def _openai_error(message: str, kind: str, code: str | None) -> dict:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _fmt_seconds(s: float) -> str:
+    return str(int(s)) if float(s).is_integer() else str(s)

@@ -126,3 +126,22 @@ def test_info_shows_default_embedded_store(sim, isolated_settings):
     assert data["store_kind"] == "embedded"
     assert data["store_location"].startswith(str(isolated_settings / "data"))
     assert data["user"] == "alice"
+
+
+def test_settings_precedence_flag_then_env_then_dotenv(sim, tmp_path):
+    (tmp_path / ".env").write_text("SIM_USER=carol\nSIM_DB_NAME=from_dotenv\n", encoding="utf-8")
+    from_dotenv = sim("info", "--json", user=None).json()
+    assert from_dotenv["user"] == "carol" and from_dotenv["database_name"] == "from_dotenv"
+    from_env = sim("info", "--json", user="alice").json()
+    assert from_env["user"] == "alice" and from_env["database_name"] == "from_dotenv"
+    from_flag = sim("--user", "bob", "--db-name", "flagged", "info", "--json", user="alice").json()
+    assert from_flag["user"] == "bob" and from_flag["database_name"] == "flagged"
+
+
+def test_every_option_reads_an_environment_variable(sim, tmp_path, prison_path):
+    db = str(tmp_path / "store")
+    sim("experiment", "create", str(prison_path), db=db)
+    sim("experiment", "create", str(prison_path), db=db, user="bob")
+    mine = sim("experiment", "list", "--json", db=db, env={"SIM_EXPERIMENT_LIST_MINE": "1"}).json()
+    assert [e["owner"] for e in mine] == ["alice"]
+    assert len(sim("experiment", "list", "--json", db=db).json()) == 2

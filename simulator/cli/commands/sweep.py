@@ -225,37 +225,28 @@ def _run_options(f):
     return json_option(f)
 
 
-@sweep.command("run")
-@click.argument("sweep_id")
-@_run_options
-@click.pass_obj
-def run_cmd(
-    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
-) -> None:
-    """Run a sweep until every conversation is done or failed."""
-    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Running")
+def _runner_command(name: str, verb: str, doc: str) -> None:
+    """`run`, `resume` and `work` are one loop: claim, run, heartbeat; only the words differ."""
+
+    @sweep.command(name, help=doc)
+    @click.argument("sweep_id")
+    @_run_options
+    @click.pass_obj
+    def command(
+        app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+    ) -> None:
+        _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb)
 
 
-@sweep.command("resume")
-@click.argument("sweep_id")
-@_run_options
-@click.pass_obj
-def resume_cmd(
-    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
-) -> None:
-    """Finish a sweep after a crash; unfinished ones continue from their last message."""
-    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Resuming")
-
-
-@sweep.command("work")
-@click.argument("sweep_id")
-@_run_options
-@click.pass_obj
-def work_cmd(
-    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
-) -> None:
-    """Join a running sweep as one more worker (any machine sharing the database)."""
-    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Working on")
+_runner_command("run", "Running", "Run a sweep until every conversation is done or failed.")
+_runner_command(
+    "resume",
+    "Resuming",
+    "Finish a sweep after a crash; unfinished conversations continue from their last message.",
+)
+_runner_command(
+    "work", "Working on", "Join a running sweep as one more worker (any machine, same database)."
+)
 
 
 @sweep.command("retry-failed")

@@ -73,6 +73,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _wait_until_up(base: str, proc: subprocess.Popen, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(base + "/models", timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 @contextlib.contextmanager
 def stub_server(latency_s: float, in_process: bool) -> Iterator[str]:
     """Yield the stub's OpenAI base URL."""
@@ -80,23 +91,32 @@ def stub_server(latency_s: float, in_process: bool) -> Iterator[str]:
         with StubLLMServer(latency_s=latency_s, models=[MODEL]) as stub:
             yield stub.openai_base_url
         return
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "simulator.testing.llm_stub_server", "--port", str(port),
-         "--latency", str(latency_s), "--model", MODEL],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
+    for _attempt in range(3):  # another process may take the free port before the stub does
+        port = _free_port()
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "simulator.testing.llm_stub_server",
+                "--port",
+                str(port),
+                "--latency",
+                str(latency_s),
+                "--model",
+                MODEL,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}/v1"
+        if _wait_until_up(base, proc):
+            break
+        proc.kill()
+        proc.wait(timeout=10)
+    else:
+        raise RuntimeError("the stub server did not start")
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/models", timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the stub server did not start") from None
-                time.sleep(0.05)
         yield base
     finally:
         proc.terminate()
@@ -108,9 +128,15 @@ def stub_server(latency_s: float, in_process: bool) -> Iterator[str]:
 
 def make_sweep(store: Store, conversations: int, messages: int, seed: int) -> str:
     view = experiments.import_yaml(store, EXPERIMENT, USER)
-    spec = SweepSpec(name=f"bench-{conversations}x{messages}", total_messages=messages, days=1,
-                     agents={"Guard": 1, "Prisoner": 1}, llms=[f"openai:{MODEL}"],
-                     repetitions=conversations, seed=seed)
+    spec = SweepSpec(
+        name=f"bench-{conversations}x{messages}",
+        total_messages=messages,
+        days=1,
+        agents={"Guard": 1, "Prisoner": 1},
+        llms=[f"openai:{MODEL}"],
+        repetitions=conversations,
+        seed=seed,
+    )
     sweep, added = sweeps.create(store, view, spec, USER)
     assert added == conversations, (added, conversations)
     return sweep["_id"]
@@ -118,8 +144,10 @@ def make_sweep(store: Store, conversations: int, messages: int, seed: int) -> st
 
 async def run_sweep(store: Store, sweep_id: str, concurrency: int) -> float:
     """Run the sweep; return its wall time (CPU time of this process goes to CPU_USED)."""
-    llms = LLMAccess(pools=PoolRegistry(sizes={"openai": concurrency}),
-                     policy=RetryPolicy.no_wait(max_attempts=1))
+    llms = LLMAccess(
+        pools=PoolRegistry(sizes={"openai": concurrency}),
+        policy=RetryPolicy.no_wait(max_attempts=1),
+    )
     runner = SweepRunner(store, sweep_id, llms, concurrency=concurrency, wait_for_others=False)
     start, cpu = time.perf_counter(), time.process_time()
     try:
@@ -129,8 +157,9 @@ async def run_sweep(store: Store, sweep_id: str, concurrency: int) -> float:
     wall = time.perf_counter() - start
     CPU_USED.append(time.process_time() - cpu)
     if progress.done != progress.total:
-        raise RuntimeError(f"sweep finished with {progress.done}/{progress.total} done "
-                           f"({progress.failed} failed)")
+        raise RuntimeError(
+            f"sweep finished with {progress.done}/{progress.total} done ({progress.failed} failed)"
+        )
     return wall
 
 
@@ -150,12 +179,12 @@ def sweep_calls(store: Store, sweep_id: str) -> tuple[int, list[list[dict]]]:
 # -- the floor -----------------------------------------------------------------------------------
 
 
-async def floor(base_url: str, prompts: list[list[dict]], concurrency: int,
-                raw: bool = False) -> float:
+async def floor(
+    base_url: str, prompts: list[list[dict]], concurrency: int, raw: bool = False
+) -> float:
     """The same calls, the same prompts, straight through the openai client. `raw` posts the
     body with `client.post`, skipping the client's request transform (breakdown only)."""
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0,
-                                timeout=120.0)
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0, timeout=120.0)
     queue: asyncio.Queue[list[dict]] = asyncio.Queue()
     for p in prompts:
         queue.put_nowait(p)
@@ -164,8 +193,11 @@ async def floor(base_url: str, prompts: list[list[dict]], concurrency: int,
         while not queue.empty():
             messages = queue.get_nowait()
             if raw:
-                resp = await client.post("/chat/completions", cast_to=ChatCompletion,
-                                         body={"model": MODEL, "messages": messages})
+                resp = await client.post(
+                    "/chat/completions",
+                    cast_to=ChatCompletion,
+                    body={"model": MODEL, "messages": messages},
+                )
             else:
                 resp = await client.chat.completions.create(model=MODEL, messages=messages)
             assert resp.choices[0].message.content is not None
@@ -226,8 +258,10 @@ def print_profile(prof: cProfile.Profile, wall: float, calls: int, top: int) -> 
     for func, (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
         b = bucket_of(func)
         totals[b] = totals.get(b, 0.0) + tottime
-    print(f"\nProfile of one more concurrent sweep (cProfile, own time by area; wall {wall:.2f} s"
-          " under the profiler):")
+    print(
+        f"\nProfile of one more concurrent sweep (cProfile, own time by area; wall {wall:.2f} s"
+        " under the profiler):"
+    )
     print(f"  {'area':34s} {'seconds':>8s} {'ms/call':>8s}")
     for label, secs in sorted(totals.items(), key=lambda kv: -kv[1]):
         print(f"  {label:34s} {secs:8.2f} {secs * 1000 / calls:8.3f}")
@@ -291,6 +325,7 @@ class Timers:
             slot = self.totals.setdefault(label, [0.0, 0])
             self._undo.append((owner, attr, original))
             if inspect.iscoroutinefunction(original):
+
                 async def wrapper(*a, _f=original, _s=slot, **kw):
                     t0 = time.perf_counter()
                     try:
@@ -299,6 +334,7 @@ class Timers:
                         _s[0] += time.perf_counter() - t0
                         _s[1] += 1
             else:
+
                 def wrapper(*a, _f=original, _s=slot, **kw):
                     t0 = time.perf_counter()
                     try:
@@ -306,6 +342,7 @@ class Timers:
                     finally:
                         _s[0] += time.perf_counter() - t0
                         _s[1] += 1
+
             setattr(owner, attr, wrapper)
 
     def restore(self) -> None:
@@ -344,12 +381,15 @@ class LoopLag:
             await self._task
         lags = sorted(self.lags) or [0.0]
         pick = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))] * 1000  # noqa: E731
-        return (f"event-loop lag (1 ms sleeper): median {pick(0.5):.1f} ms, p99 {pick(0.99):.1f}"
-                f" ms, max {lags[-1] * 1000:.1f} ms over {len(self.lags)} wake-ups")
+        return (
+            f"event-loop lag (1 ms sleeper): median {pick(0.5):.1f} ms, p99 {pick(0.99):.1f}"
+            f" ms, max {lags[-1] * 1000:.1f} ms over {len(self.lags)} wake-ups"
+        )
 
 
-async def breakdown(args: argparse.Namespace, base_url: str, tmp: Path, wall: float,
-                    floor_wall: float) -> None:
+async def breakdown(
+    args: argparse.Namespace, base_url: str, tmp: Path, wall: float, floor_wall: float
+) -> None:
     """Run the concurrent sweep again with timers, then the floor again with the same timer on
     the openai transform, and say where the sweep's extra time goes."""
     timers = Timers()
@@ -376,31 +416,49 @@ async def breakdown(args: argparse.Namespace, base_url: str, tmp: Path, wall: fl
         timers.restore()
         store.close()
     store_total = sum(v[0] for k, v in sweep_rows.items() if k.startswith("store:"))
-    engine_total = sum(v[0] for k, v in sweep_rows.items() if k.startswith("engine:")
-                       and "prompt_hash" not in k)  # prompt_hash runs inside store_prompt
+    engine_total = sum(
+        v[0] for k, v in sweep_rows.items() if k.startswith("engine:") and "prompt_hash" not in k
+    )  # prompt_hash runs inside store_prompt
     transform = sum(v[0] for k, v in sweep_rows.items() if k.startswith("openai:"))
-    print(f"\nBreakdown (a second concurrent sweep with timers: wall {timed_wall:.2f} s; "
-          f"floor again {timed_floor:.2f} s; untimed runs {wall:.2f} s / {floor_wall:.2f} s)")
-    print(f"  {'where (synchronous, on the event loop)':58s} {'total s':>8s} {'count':>6s} "
-          f"{'ms each':>8s} {'ms/LLM call':>11s}")
+    print(
+        f"\nBreakdown (a second concurrent sweep with timers: wall {timed_wall:.2f} s; "
+        f"floor again {timed_floor:.2f} s; untimed runs {wall:.2f} s / {floor_wall:.2f} s)"
+    )
+    print(
+        f"  {'where (synchronous, on the event loop)':58s} {'total s':>8s} {'count':>6s} "
+        f"{'ms each':>8s} {'ms/LLM call':>11s}"
+    )
     for label, (secs, count) in sorted(sweep_rows.items(), key=lambda kv: -kv[1][0]):
         if count:
-            print(f"  {label:58s} {secs:8.3f} {count:6d} {secs * 1000 / count:8.3f} "
-                  f"{secs * 1000 / calls:11.3f}")
+            print(
+                f"  {label:58s} {secs:8.3f} {count:6d} {secs * 1000 / count:8.3f} "
+                f"{secs * 1000 / calls:11.3f}"
+            )
     extra = timed_wall - timed_floor
-    print(f"  {'store, all repository calls':58s} {store_total:8.3f} {'':6s} {'':8s} "
-          f"{store_total * 1000 / calls:11.3f}")
-    print(f"  {'engine pieces timed above (prompt building, trimming, setup)':58s} "
-          f"{engine_total:8.3f} {'':6s} {'':8s} {engine_total * 1000 / calls:11.3f}")
-    print(f"  {'openai request transform, sweep / floor':58s} "
-          f"{transform:4.2f}/{floor_transform:4.2f} {'':6s} {'':8s} "
-          f"{transform * 1000 / calls:5.2f}/{floor_transform * 1000 / calls:5.2f}")
-    print(f"  {'sweep wall - floor wall (this pass)':58s} {extra:8.3f} {'':6s} {'':8s} "
-          f"{extra * 1000 / calls:11.3f}")
-    print(f"  {'  of which store + engine pieces timed above':58s} "
-          f"{store_total + engine_total:8.3f}")
-    print(f"  {'floor via client.post (the same requests, no transform)':58s} {raw_floor:8.3f}"
-          f" {'':6s} {'':8s} {raw_floor * 1000 / calls:11.3f}")
+    print(
+        f"  {'store, all repository calls':58s} {store_total:8.3f} {'':6s} {'':8s} "
+        f"{store_total * 1000 / calls:11.3f}"
+    )
+    print(
+        f"  {'engine pieces timed above (prompt building, trimming, setup)':58s} "
+        f"{engine_total:8.3f} {'':6s} {'':8s} {engine_total * 1000 / calls:11.3f}"
+    )
+    print(
+        f"  {'openai request transform, sweep / floor':58s} "
+        f"{transform:4.2f}/{floor_transform:4.2f} {'':6s} {'':8s} "
+        f"{transform * 1000 / calls:5.2f}/{floor_transform * 1000 / calls:5.2f}"
+    )
+    print(
+        f"  {'sweep wall - floor wall (this pass)':58s} {extra:8.3f} {'':6s} {'':8s} "
+        f"{extra * 1000 / calls:11.3f}"
+    )
+    print(
+        f"  {'  of which store + engine pieces timed above':58s} {store_total + engine_total:8.3f}"
+    )
+    print(
+        f"  {'floor via client.post (the same requests, no transform)':58s} {raw_floor:8.3f}"
+        f" {'':6s} {'':8s} {raw_floor * 1000 / calls:11.3f}"
+    )
     print(f"  sweep {sweep_lag}")
     print(f"  floor {floor_lag}")
 
@@ -454,29 +512,51 @@ async def measure(args: argparse.Namespace, base_url: str, tmp: Path) -> None:
     ratio = wall / floor_wall
     speedup = seq_estimate / wall
     each = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
-    print(f"Sweep: {args.conversations} conversations x {args.messages} messages, "
-          f"concurrency {args.concurrency}, stub latency {args.latency * 1000:g} ms, "
-          f"embedded store, stub {'in-process' if args.in_process_stub else 'own process'}, "
-          f"{os.cpu_count()} CPUs, best of {args.rounds} round(s)")
+    print(
+        f"Sweep: {args.conversations} conversations x {args.messages} messages, "
+        f"concurrency {args.concurrency}, stub latency {args.latency * 1000:g} ms, "
+        f"embedded store, stub {'in-process' if args.in_process_stub else 'own process'}, "
+        f"{os.cpu_count()} CPUs, best of {args.rounds} round(s)"
+    )
     rows = [
-        ("LLM calls made by the sweep", f"{calls}",
-         f"(avg prompt {prompt_chars:.0f} JSON chars)"),
-        ("sweep wall time", f"{wall:.2f} s",
-         f"{wall * 1000 / calls:.2f} ms/call; rounds: {each(walls)} s"),
-        ("floor: same calls via openai client", f"{floor_wall:.2f} s",
-         f"{floor_wall * 1000 / calls:.2f} ms/call; rounds: {each(floors)} s"),
-        ("CPU of this process: sweep / floor", f"{min(sweep_cpu) / min(floor_cpu):.2f}",
-         f"{min(sweep_cpu):.2f} s / {min(floor_cpu):.2f} s = "
-         f"{min(sweep_cpu) * 1000 / calls:.2f} / {min(floor_cpu) * 1000 / calls:.2f} ms/call"),
+        ("LLM calls made by the sweep", f"{calls}", f"(avg prompt {prompt_chars:.0f} JSON chars)"),
+        (
+            "sweep wall time",
+            f"{wall:.2f} s",
+            f"{wall * 1000 / calls:.2f} ms/call; rounds: {each(walls)} s",
+        ),
+        (
+            "floor: same calls via openai client",
+            f"{floor_wall:.2f} s",
+            f"{floor_wall * 1000 / calls:.2f} ms/call; rounds: {each(floors)} s",
+        ),
+        (
+            "CPU of this process: sweep / floor",
+            f"{min(sweep_cpu) / min(floor_cpu):.2f}",
+            f"{min(sweep_cpu):.2f} s / {min(floor_cpu):.2f} s = "
+            f"{min(sweep_cpu) * 1000 / calls:.2f} / {min(floor_cpu) * 1000 / calls:.2f} ms/call",
+        ),
         ("theory: calls x latency / concurrency", f"{theory:.2f} s", "(orientation only)"),
-        ("ratio sweep / floor", f"{ratio:.2f}",
-         "target <= 1.2 " + ("OK" if ratio <= 1.2 else "MISSED")),
-        (f"sequential: {args.sequential} conversations one by one", f"{seq_wall:.2f} s",
-         f"{seq_calls} calls, {seq_wall * 1000 / seq_calls:.2f} ms/call"),
-        (f"sequential estimate for {args.conversations}", f"{seq_estimate:.2f} s",
-         f"(x {args.conversations / args.sequential:g})"),
-        ("speed-up over sequential", f"{speedup:.1f}x",
-         "target >= 10x " + ("OK" if speedup >= 10 else "MISSED")),
+        (
+            "ratio sweep / floor",
+            f"{ratio:.2f}",
+            "target <= 1.2 " + ("OK" if ratio <= 1.2 else "MISSED"),
+        ),
+        (
+            f"sequential: {args.sequential} conversations one by one",
+            f"{seq_wall:.2f} s",
+            f"{seq_calls} calls, {seq_wall * 1000 / seq_calls:.2f} ms/call",
+        ),
+        (
+            f"sequential estimate for {args.conversations}",
+            f"{seq_estimate:.2f} s",
+            f"(x {args.conversations / args.sequential:g})",
+        ),
+        (
+            "speed-up over sequential",
+            f"{speedup:.1f}x",
+            "target >= 10x " + ("OK" if speedup >= 10 else "MISSED"),
+        ),
     ]
     for label, value, note in rows:
         print(f"  {label:44s} {value:>10s}  {note}")
@@ -499,20 +579,41 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--messages", type=int, default=20, help="messages per conversation (even)")
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--latency", type=float, default=0.05, help="stub seconds per call")
-    p.add_argument("--sequential", type=int, default=4,
-                   help="conversations in the one-at-a-time sample (scaled up)")
-    p.add_argument("--rounds", type=int, default=2,
-                   help="concurrent sweep and floor runs, alternating order; best of each counts")
-    p.add_argument("--in-process-stub", action="store_true",
-                   help="run the stub on a thread of this process instead of its own process")
-    p.add_argument("--profile", type=int, default=0, metavar="N",
-                   help="cProfile the concurrent sweep and print the top N functions")
-    p.add_argument("--breakdown", action="store_true",
-                   help="run the sweep and floor once more with timers around store writes, "
-                        "prompt building and the openai transform, and print where time goes")
+    p.add_argument(
+        "--sequential",
+        type=int,
+        default=4,
+        help="conversations in the one-at-a-time sample (scaled up)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="concurrent sweep and floor runs, alternating order; best of each counts",
+    )
+    p.add_argument(
+        "--in-process-stub",
+        action="store_true",
+        help="run the stub on a thread of this process instead of its own process",
+    )
+    p.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cProfile the concurrent sweep and print the top N functions",
+    )
+    p.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="run the sweep and floor once more with timers around store writes, "
+        "prompt building and the openai transform, and print where time goes",
+    )
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="sim-bench-") as tmp, \
-            stub_server(args.latency, args.in_process_stub) as base_url:
+    with (
+        tempfile.TemporaryDirectory(prefix="sim-bench-") as tmp,
+        stub_server(args.latency, args.in_process_stub) as base_url,
+    ):
         asyncio.run(measure(args, base_url, Path(tmp)))
 
 

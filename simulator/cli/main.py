@@ -41,14 +41,28 @@ def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | Non
 
 
 def _register() -> None:
+    from simulator.cli.commands.analysis import export_cmd, measures_cmd
     from simulator.cli.commands.conversation import conversation
     from simulator.cli.commands.demo import demo
     from simulator.cli.commands.experiment import experiment
     from simulator.cli.commands.info import info
+    from simulator.cli.commands.report import report
     from simulator.cli.commands.run import run_cmd
+    from simulator.cli.commands.score import score
     from simulator.cli.commands.sweep import sweep
 
-    for command in (experiment, conversation, run_cmd, sweep, demo, info):
+    for command in (
+        experiment,
+        conversation,
+        run_cmd,
+        sweep,
+        demo,
+        info,
+        export_cmd,
+        measures_cmd,
+        score,
+        report,
+    ):
         cli.add_command(command)
 
 

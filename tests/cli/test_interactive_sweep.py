@@ -18,8 +18,13 @@ from simulator.testing import StubLLMServer
 pytestmark = pytest.mark.pty
 
 SPACE = " "
-OTHER_SLOTS = ("Guard/Risks", "Prisoner/Goal", "Prisoner/Personality", "Prisoner/Risks",
-               "shared/Researcher oversight")
+OTHER_SLOTS = (
+    "Guard/Risks",
+    "Prisoner/Goal",
+    "Prisoner/Personality",
+    "Prisoner/Risks",
+    "shared/Researcher oversight",
+)
 
 
 def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
@@ -46,8 +51,10 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
     for slot in OTHER_SLOTS:
         app.answer(f"Variants of {slot}", ENTER)
     app.answer("Seed, blank for none", ENTER)
-    app.expect("cells: 16 = 2 LLMs × 2 day counts × 2 agent combinations × 1 speaker method × "
-               "2 variant combinations")
+    app.expect(
+        "cells: 16 = 2 LLMs × 2 day counts × 2 agent combinations × 1 speaker method × "
+        "2 variant combinations"
+    )
     app.expect("cells: 16  conversations: 32")
     app.expect("already stored: 0")
     app.expect("sample cell: mock:a 1v1 d1 round_robin [Personality=respectful]")
@@ -71,7 +78,9 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
     labels = {d.get("cell_label") for d in docs}
     assert len(labels) == 16, labels
     assert {re.search(r"Personality=(\w+)", label).group(1) for label in labels} == {
-        "respectful", "abusive"}
+        "respectful",
+        "abusive",
+    }
 
 
 def test_ctrl_c_during_the_sweep_stops_after_the_turns(spawn, sim, pty_env, tmp_path):

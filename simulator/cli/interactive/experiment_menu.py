@@ -72,7 +72,9 @@ def update(app: AppContext, view: ExperimentView) -> None:
         app.console.print("Nothing changed.")
         return
     service.update(
-        app.store, view.id, app.user,
+        app.store,
+        view.id,
+        app.user,
         note=None if note == exp.note else note,
         favourite=None if favourite == exp.favourite else favourite,
     )
@@ -83,7 +85,8 @@ def delete(app: AppContext, view: ExperimentView) -> str | None:
     if view.owner != app.user:
         app.console.print(
             f"Experiment {view.id} belongs to {view.owner}; only its owner may delete it. "
-            "You can duplicate it instead.", markup=False,
+            "You can duplicate it instead.",
+            markup=False,
         )
         return None
     if not ask.confirm(f"Delete {view.id} ({view.experiment.name})?", default=False):
@@ -95,7 +98,12 @@ def delete(app: AppContext, view: ExperimentView) -> str | None:
 
 
 COPY_FIELDS = (
-    "starting_message", "llms", "roles", "shared_sections", "summarizer_sections", "note"
+    "starting_message",
+    "llms",
+    "roles",
+    "shared_sections",
+    "summarizer_sections",
+    "note",
 )
 
 
@@ -103,17 +111,30 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
     """Copy into one the user owns, after changing any answers the creation flow asks."""
     draft = Draft.from_experiment(view.experiment)
     draft.name = f"{view.experiment.name} (copy)"
-    edits = [(key, STEPS[key]) for key in
-             ("name", "starting_message", "llms", "sections", "roles", "summarizer", "contents",
-              "note")]
+    edits = [
+        (key, STEPS[key])
+        for key in (
+            "name",
+            "starting_message",
+            "llms",
+            "sections",
+            "roles",
+            "summarizer",
+            "contents",
+            "note",
+        )
+    ]
     keys = "nmlsruco"
     current = "save"
     while True:
         choices = [
             (f"Change: {label}", key, k) for (key, (label, _)), k in zip(edits, keys, strict=True)
         ]
-        choices += [("Preview the prompts", "preview", "p"), ("Save the copy", "save", "v"),
-                    ("Cancel", "cancel", "q")]
+        choices += [
+            ("Preview the prompts", "preview", "p"),
+            ("Save the copy", "save", "v"),
+            ("Cancel", "cancel", "q"),
+        ]
         picked = ask.select(f"Duplicate of {view.id} as {draft.name!r}", choices, default=current)
         current = "save"
         if picked == "cancel":
@@ -127,7 +148,10 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
             data = draft.to_data()
             try:
                 made = service.duplicate(
-                    app.store, view.id, app.user, name=draft.name,
+                    app.store,
+                    view.id,
+                    app.user,
+                    name=draft.name,
                     changes={key: data[key] for key in COPY_FIELDS},
                 )
             except UserError as error:

@@ -28,6 +28,7 @@ LEASE_TTL_S = 60.0
 def _at_least_one(what: str):
     def check(picked: list[str]) -> str | None:
         return None if picked else f"tick at least one {what} (space toggles, Enter accepts)"
+
     return check
 
 
@@ -40,8 +41,12 @@ def _ask_llms(models: list[str]) -> list[str]:
     if len(models) == 1:
         ask.console.print(f"LLM: {models[0]}", markup=False)
         return models
-    return ask.checkbox("LLMs (one per conversation; tick several to compare)", models,
-                        checked=models[:1], check=_at_least_one("LLM"))
+    return ask.checkbox(
+        "LLMs (one per conversation; tick several to compare)",
+        models,
+        checked=models[:1],
+        check=_at_least_one("LLM"),
+    )
 
 
 def _ask_days(total: int) -> tuple[int, bool]:
@@ -60,14 +65,19 @@ def _ask_agents(exp: Experiment) -> tuple[dict[str, int], bool]:
         assert count is not None
         counts[role.name] = count
     every = any(n > 1 for n in counts.values()) and ask.confirm(
-        "Try every combination (1 to the maximum of each role)?", default=False)
+        "Try every combination (1 to the maximum of each role)?", default=False
+    )
     return counts, every
 
 
 def _ask_methods() -> list[str]:
     labels = [_method_label(m) for m in SWEEP_METHODS]
-    picked = ask.checkbox("Speaker methods (manual is left out: sweeps run unattended)", labels,
-                          checked=labels[:1], check=_at_least_one("speaker method"))
+    picked = ask.checkbox(
+        "Speaker methods (manual is left out: sweeps run unattended)",
+        labels,
+        checked=labels[:1],
+        check=_at_least_one("speaker method"),
+    )
     return [m for m in SWEEP_METHODS if _method_label(m) in picked]
 
 
@@ -76,8 +86,12 @@ def _ask_variants(exp: Experiment) -> dict[str, list[str]]:
     are ticked."""
     chosen: dict[str, list[str]] = {}
     for slot, names in variant_slots(exp).items():
-        picked = ask.checkbox(f"Variants of {slot} (tick more to vary)", names,
-                              checked=names[:1], check=_at_least_one("variant"))
+        picked = ask.checkbox(
+            f"Variants of {slot} (tick more to vary)",
+            names,
+            checked=names[:1],
+            check=_at_least_one("variant"),
+        )
         if picked != names[:1]:
             chosen[slot] = picked
     return chosen
@@ -85,12 +99,19 @@ def _ask_variants(exp: Experiment) -> dict[str, list[str]]:
 
 def _factors(spec: SweepSpec, exp: Experiment) -> str:
     """Why the plan has that many cells: each factor's number of values."""
-    agent_sets = (math.prod(spec.agents.get(r.name, 1) for r in exp.roles)
-                  if spec.every_agent_combination else 1)
+    agent_sets = (
+        math.prod(spec.agents.get(r.name, 1) for r in exp.roles)
+        if spec.every_agent_combination
+        else 1
+    )
     variant_sets = math.prod(len(v) for v in spec.variants.values())
-    parts = [(len(spec.llms), "LLM"), (spec.days if spec.every_day_count else 1, "day count"),
-             (agent_sets, "agent combination"), (len(spec.speaker_methods), "speaker method"),
-             (variant_sets, "variant combination")]
+    parts = [
+        (len(spec.llms), "LLM"),
+        (spec.days if spec.every_day_count else 1, "day count"),
+        (agent_sets, "agent combination"),
+        (len(spec.speaker_methods), "speaker method"),
+        (variant_sets, "variant combination"),
+    ]
     return " × ".join(f"{n} {label}{'' if n == 1 else 's'}" for n, label in parts)
 
 
@@ -107,25 +128,38 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     methods = _ask_methods()
     manager = None
     if "auto" in methods and len(models) > 1:
-        manager = ask.select("Manager LLM for auto (picks the speakers)",
-                             [(m, m, None) for m in models], default=models[0])
+        manager = ask.select(
+            "Manager LLM for auto (picks the speakers)",
+            [(m, m, None) for m in models],
+            default=models[0],
+        )
     elif "auto" in methods:
         manager = models[0]
     variants = _ask_variants(exp)
     seed = ask.ask_int("Seed, blank for none", 0, 2**32 - 1, optional=True)
-    spec = service.validate_spec({
-        "repetitions": repetitions, "llms": llms, "total_messages": total, "days": days,
-        "every_day_count": every_day, "agents": agents,
-        "every_agent_combination": every_combination, "speaker_methods": methods,
-        "variants": variants, "seed": seed, "manager_llm": manager,
-    })
+    spec = service.validate_spec(
+        {
+            "repetitions": repetitions,
+            "llms": llms,
+            "total_messages": total,
+            "days": days,
+            "every_day_count": every_day,
+            "agents": agents,
+            "every_agent_combination": every_combination,
+            "speaker_methods": methods,
+            "variants": variants,
+            "seed": seed,
+            "manager_llm": manager,
+        }
+    )
     plan = service.plan(app.store, view, spec)
     app.console.print(f"cells: {plan.cells} = {_factors(spec, exp)}", markup=False)
     _print_plan(app, plan)
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
-    if not ask.confirm("Create and run this sweep? (Ctrl-C during it stops after the current "
-                       "turns)", default=True):
+    if not ask.confirm(
+        "Create and run this sweep? (Ctrl-C during it stops after the current turns)", default=True
+    ):
         app.console.print("Nothing created.")
         return
     concurrency = ask.ask_int("Conversations at a time", 1, 256, default=8)
@@ -138,5 +172,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
         app.console.print("Stopped at once.")
     status = service.status(app.store, doc["_id"])
     if not status["complete"]:
-        app.console.print(f"Sweep {doc['_id']} is not complete; finish it with "
-                          f"llm-sim sweep resume {doc['_id']}", markup=False)
+        app.console.print(
+            f"Sweep {doc['_id']} is not complete; finish it with llm-sim sweep resume {doc['_id']}",
+            markup=False,
+        )

@@ -29,7 +29,10 @@ class ScoresRepository:
         self._col.create_index([("sweep_id", 1), ("scorer", 1)])
 
     def has(self, scorer: str, target_kind: str, target_id: str) -> bool:
-        return self._col.find_one({"_id": score_id(scorer, target_kind, target_id)}, {"_id": 1}) is not None
+        return (
+            self._col.find_one({"_id": score_id(scorer, target_kind, target_id)}, {"_id": 1})
+            is not None
+        )
 
     def scored_ids(self, scorer: str, conversation_ids: list[str]) -> set[str]:
         """Target ids this scorer already scored within these conversations."""
@@ -71,7 +74,9 @@ class ScoresRepository:
         except DuplicateKeyError:
             return False
 
-    def for_conversations(self, conversation_ids: list[str], scorer: str | None = None) -> list[dict]:
+    def for_conversations(
+        self, conversation_ids: list[str], scorer: str | None = None
+    ) -> list[dict]:
         found: list[dict] = []
         for start in range(0, len(conversation_ids), 500):
             query: dict = {"conversation_id": {"$in": conversation_ids[start : start + 500]}}

@@ -1,0 +1,175 @@
+"""Collect everything the report shows into one plain context; rendering happens in html.py.
+
+Keeping the data gathering apart from the template lets tests check the numbers without a
+browser, and keeps every store query in the analysis modules that already own them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from simulator.analysis.report import plots as plots_mod
+from simulator.store.store import Store
+
+STATUSES = ("pending", "running", "done", "failed", "interrupted")
+
+
+@dataclass
+class ReportContext:
+    """What html.render needs; model text stays raw here and is escaped only when rendered."""
+
+    title: str
+    generated_at: str
+    kind: str
+    target_id: str
+    experiment_id: str
+    experiment: dict
+    sweep: dict | None
+    status: dict
+    measures: list[tuple[str, str]]  # (measure name, description) in column order
+    cells: list[dict]
+    plots: list[plots_mod.Plot]
+    transcripts: dict
+    left_out: int = 0
+    roles: list[str] = field(default_factory=list)
+
+
+def build_context(store: Store, target_id: str, per_cell: int = 20) -> ReportContext:
+    """Resolve the target, load its tables, compute measures and plots, pick transcripts."""
+    from simulator.analysis import measures as measures_mod
+    from simulator.analysis.scope import resolve_scope
+    from simulator.analysis.tables import load_tables
+
+    plots_mod.require_matplotlib()  # fail before any work when the extra is missing
+    scope = resolve_scope(store, target_id)
+    tables = load_tables(store, scope)
+    conv_rows = measures_mod.conversation_measures(tables)
+    cells = measures_mod.cell_measures(conv_rows)
+    experiment = dict(scope.experiment or {})
+    roles = [r["name"] for r in experiment.get("roles", [])]
+    conversations = tables.get("conversations", [])
+    messages = tables.get("messages", [])
+    variants = {conversation_id(c): variant_label(c) for c in conversations}
+    transcripts, left_out = transcript_data(tables, roles, per_cell)
+    return ReportContext(
+        title=f"{experiment.get('name', scope.experiment_id)} — {scope.kind} {scope.id}",
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        kind=scope.kind,
+        target_id=scope.id,
+        experiment_id=scope.experiment_id,
+        experiment=experiment,
+        sweep=scope.sweep,
+        status=sweep_status(store, scope, conversations),
+        measures=measure_columns(cells, measures_mod.MEASURES),
+        cells=cells,
+        plots=[
+            plots_mod.length_by_role(messages, roles),
+            plots_mod.rates_by_model(messages, tables.get("calls", [])),
+            plots_mod.scores_by_variant(conv_rows, variants),
+        ],
+        transcripts=transcripts,
+        left_out=left_out,
+        roles=roles,
+    )
+
+
+def conversation_id(row: dict) -> str:
+    """Tables name the id `conversation_id`; tolerate `id`/`_id` so a rename cannot break us."""
+    return str(row.get("conversation_id") or row.get("id") or row.get("_id"))
+
+
+def variant_label(row: dict) -> str:
+    """'Goal=escape, Personality=abusive' from the `variant_<slot>` columns, else the cell."""
+    parts = [
+        f"{k.removeprefix('variant_').split('/')[-1]}={v}"
+        for k, v in sorted(row.items())
+        if k.startswith("variant_") and v is not None
+    ]
+    return ", ".join(parts) or str(row.get("cell_label") or "(default)")
+
+
+def sweep_status(store: Store, scope: Any, conversations: list[dict]) -> dict:
+    """The sweep's own status when there is a sweep; otherwise counted from the rows."""
+    if scope.kind == "sweep":
+        from simulator.services import sweeps as sweep_service
+
+        return sweep_service.status(store, scope.id)
+    counts = Counter(str(c.get("status")) for c in conversations)
+    return {
+        "total": len(conversations),
+        "counts": {s: counts.get(s, 0) for s in STATUSES},
+        "complete": counts.get("done", 0) == len(conversations),
+    }
+
+
+def measure_columns(cells: list[dict], known: dict[str, str]) -> list[tuple[str, str]]:
+    """Measures present in any cell, in MEASURES order; `words_<Role>`-style templates expand
+    in place to the per-role and per-scorer columns found."""
+    present = list(
+        dict.fromkeys(k.removesuffix("_mean") for c in cells for k in c if k.endswith("_mean"))
+    )
+    columns: list[tuple[str, str]] = []
+    for name, desc in known.items():
+        if "<" in name:
+            prefix = name.split("<", 1)[0]
+            columns += [
+                (p, desc) for p in sorted(present) if p.startswith(prefix) and p not in known
+            ]
+        elif name in present:
+            columns.append((name, desc))
+    listed = {name for name, _ in columns}
+    return columns + [(p, p.replace("_", " ")) for p in present if p not in listed]
+
+
+def transcript_data(tables: dict, roles: list[str], per_cell: int) -> tuple[dict, int]:
+    """The JSON the transcript browser reads: at most `per_cell` conversations per cell."""
+    by_conv: dict[str, list[dict]] = defaultdict(list)
+    for row in sorted(tables.get("messages", []), key=lambda m: m.get("seq") or 0):
+        by_conv[str(row.get("conversation_id"))].append(row)
+    summaries: dict[str, dict[int, str]] = defaultdict(dict)
+    for row in tables.get("summaries", []):
+        summaries[str(row.get("conversation_id"))][int(row.get("day") or 0)] = str(
+            row.get("text") or ""
+        )
+    cells: dict[str, dict] = {}
+    conversations = []
+    left_out = 0
+    for conv in tables.get("conversations", []):
+        cid = conversation_id(conv)
+        key = str(conv.get("cell_key") or "-")
+        cell = cells.setdefault(key, {"key": key, "label": conv.get("cell_label") or key, "n": 0})
+        cell["n"] += 1
+        if cell["n"] > per_cell:
+            left_out += 1
+            continue
+        rows = by_conv.get(cid, [])
+        for row in rows:
+            if row.get("role") and row["role"] not in roles:
+                roles.append(str(row["role"]))
+        conversations.append(
+            {
+                "id": cid,
+                "cell": key,
+                "label": cell["label"],
+                "status": conv.get("status"),
+                "repetition": conv.get("repetition"),
+                "messages": [
+                    {
+                        "day": row.get("day"),
+                        "speaker": str(row.get("speaker") or ""),
+                        "role": str(row.get("role") or ""),
+                        "model": str(row.get("model") or ""),
+                        "text": str(row.get("text") or ""),
+                        "trimmed": bool(row.get("trimmed")),
+                        "empty": bool(row.get("empty")),
+                    }
+                    for row in rows
+                ],
+                "summaries": {str(day): text for day, text in sorted(summaries[cid].items())},
+            }
+        )
+    data = {"roles": roles, "cells": list(cells.values()), "conversations": conversations}
+    return data, left_out

@@ -1,0 +1,259 @@
+"""Render a ReportContext as one self-contained HTML page.
+
+Every stored string (model replies above all) is untrusted: tables are escaped here with
+html.escape, the transcripts travel as JSON whose `<`, `>` and `&` are \\u-escaped so nothing can
+close the data tag, and a Content-Security-Policy allows only this page's own script (by hash),
+inline styles and data: images, so no script a reply smuggles in could run or reach the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from html import escape
+from typing import Any
+
+from simulator.analysis.report.assets import CSS, JS
+from simulator.analysis.report.builder import ReportContext
+from simulator.analysis.report.plots import ROLE_PALETTE
+
+
+def e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def json_for_script(data: Any) -> str:
+    """JSON safe inside <script type="application/json">: no `</script>` or `<!--` can form."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    for char, code in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
+        text = text.replace(char, code)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "–" if value is None else e(value)
+    if value != value:  # NaN
+        return "–"
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
+def render(ctx: ReportContext) -> str:
+    script = JS.replace("__PALETTE__", json.dumps(list(ROLE_PALETTE)))
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    csp = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+    body = "\n".join(
+        (
+            experiment_section(ctx.experiment),
+            sweep_section(ctx),
+            measures_section(ctx),
+            plots_section(ctx),
+            transcripts_section(ctx),
+        )
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{e(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(ctx.title)}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<header><h1>{e(ctx.title)}</h1>
+<p>Experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·
+generated {e(ctx.generated_at)} by llm-sim</p></header>
+<nav><a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>
+<a href="#measures">Measures</a><a href="#plots">Plots</a>
+<a href="#transcripts">Transcripts</a></nav>
+<main>
+{body}
+</main>
+<script type="application/json" id="data">{json_for_script(ctx.transcripts)}</script>
+<script>{script}</script>
+</body>
+</html>
+"""
+
+
+def _sections_table(sections: list[dict]) -> str:
+    rows = []
+    for section in sections:
+        variants = section.get("variants") or {}
+        default = section.get("default_variant")
+        parts = []
+        if default:
+            parts.append(f'<div class="variant"><b>{e(default)}</b> (default): as shown</div>')
+        for name, text in variants.items():
+            shown = e(text) if text is not None else '<span class="muted">(section left out)</span>'
+            parts.append(
+                f'<div class="variant"><b>{e(name)}</b>: <span class="pre">{shown}</span></div>'
+            )
+        rows.append(
+            f"<tr><td>{e(section.get('title'))}</td>"
+            f'<td class="pre">{e(section.get("content"))}</td>'
+            f"<td>{''.join(parts) or '<span class=muted>none</span>'}</td></tr>"
+        )
+    return (
+        "<table><tr><th>Section</th><th>Content</th><th>Variants</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _set_params(llm: dict) -> dict:
+    return {k: v for k, v in (llm.get("params") or {}).items() if v is not None}
+
+
+def experiment_section(exp: dict) -> str:
+    parts = [
+        '<section id="experiment"><h2>Experiment</h2>',
+        f"<p><strong>{e(exp.get('name'))}</strong></p>",
+    ]
+    if exp.get("note"):
+        parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    parts.append(f'<h3>Starting message</h3><p class="pre">{e(exp.get("starting_message"))}</p>')
+    llms = exp.get("llms") or []
+    if llms:
+        items = "".join(
+            f"<li>{e(llm.get('model'))} <span class=muted>"
+            f"{e(json.dumps(_set_params(llm)))}"
+            "</span></li>"
+            for llm in llms
+        )
+        parts.append(f"<h3>Models</h3><ul>{items}</ul>")
+    groups = [
+        (f"Role {role.get('name')} ({role.get('pronoun')})", role.get("sections") or [])
+        for role in exp.get("roles") or []
+    ]
+    groups += [("Shared sections", exp.get("shared_sections") or [])]
+    groups += [("Summarizer sections", exp.get("summarizer_sections") or [])]
+    for title, sections in groups:
+        if sections:  # folded: the prompts are long, and the results matter first
+            varied = sum(1 for s in sections if s.get("variants"))
+            parts.append(
+                f"<details><summary><strong>{e(title)}</strong> <span class=muted>"
+                f"{len(sections)} sections, {varied} with variants</span></summary>"
+                f"{_sections_table(sections)}</details>"
+            )
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _key_values(data: dict) -> str:
+    rows = "".join(
+        f"<tr><th>{e(k)}</th><td>{e(v if isinstance(v, str) else json.dumps(v))}</td></tr>"
+        for k, v in data.items()
+    )
+    return f"<table>{rows}</table>"
+
+
+def sweep_section(ctx: ReportContext) -> str:
+    parts = ['<section id="sweep"><h2>Plan and status</h2>']
+    parts.append('<div class="row">')
+    if ctx.sweep:
+        plan = {k: v for k, v in (ctx.sweep.get("plan") or {}).items() if k != "sample_cell"}
+        plan = {"sweep": ctx.sweep.get("name"), **plan}
+        parts.append('<div class="scroll"><h3>Plan</h3>' + _key_values(plan) + "</div>")
+    status = ctx.status
+    counts = status.get("counts") or {}
+    heads = "".join(f"<th>{e(k)}</th>" for k in counts)
+    cells = "".join(f'<td class="num">{e(v)}</td>' for v in counts.values())
+    parts.append(
+        f'<div><h3>Status</h3><table id="status-table"><tr><th>total</th>{heads}'
+        f'<th>complete</th></tr><tr><td class="num">{e(status.get("total"))}</td>{cells}'
+        f"<td>{'yes' if status.get('complete') else 'no'}</td></tr></table>"
+    )
+    for key in ("calls", "tokens_out"):
+        if key in status:
+            parts.append(f"<span class=muted>{e(key)}: {e(status[key])}</span> ")
+    parts.append("</div></div>")
+    if ctx.sweep:
+        parts.append(
+            "<details><summary><strong>Sweep specification</strong></summary>"
+            f'<div class="scroll">{_key_values(ctx.sweep.get("spec") or {})}</div></details>'
+        )
+    else:
+        parts.append(f"<p class=muted>Not a sweep: every conversation of this {e(ctx.kind)}.</p>")
+    failed = status.get("failed") or []
+    if failed:
+        items = "".join(
+            f"<li>{e(f.get('id'))} ({e(f.get('cell'))}): {e(f.get('error'))}</li>" for f in failed
+        )
+        parts.append(f"<h3>Failed conversations</h3><ul>{items}</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _ci(cell: dict, name: str) -> str:
+    low, high = cell.get(f"{name}_ci_low"), cell.get(f"{name}_ci_high")
+    if low is None and high is None:
+        return ""
+    return f'<span class="ci">[{fmt(low)}, {fmt(high)}]</span>'
+
+
+def measures_section(ctx: ReportContext) -> str:
+    parts = [
+        '<section id="measures"><h2>Measures per cell</h2>',
+        "<p class=muted>Mean over the cell's conversations, with its 95% confidence interval below "
+        "(hover a column for its meaning).</p>",
+    ]
+    if not ctx.cells:
+        parts.append("<p class=muted>No conversations to measure yet.</p></section>")
+        return "\n".join(parts)
+    heads = "".join(f'<th title="{e(desc)}">{e(name)}</th>' for name, desc in ctx.measures)
+    rows = []
+    for cell in ctx.cells:
+        values = "".join(
+            f'<td class="num">{fmt(cell.get(f"{name}_mean"))}{_ci(cell, name)}</td>'
+            for name, _ in ctx.measures
+        )
+        rows.append(
+            f"<tr><td>{e(cell.get('cell_label') or cell.get('cell_key'))}</td>"
+            f'<td class="num">{e(cell.get("n"))}</td>{values}</tr>'
+        )
+    parts.append(
+        '<div class="scroll"><table id="measures-table"><tr><th>cell</th><th>n</th>'
+        f"{heads}</tr>{''.join(rows)}</table></div></section>"
+    )
+    return "\n".join(parts)
+
+
+def plots_section(ctx: ReportContext) -> str:
+    figures = []
+    for plot in ctx.plots:
+        inner = (
+            f'<img class="plot" id="plot-{e(plot.key)}" alt="{e(plot.title)}" '
+            f'src="{e(plot.data_uri)}">'
+            if plot.data_uri
+            else f'<p class="muted">{e(plot.note)}</p>'
+        )
+        figures.append(
+            f"<figure><h3>{e(plot.title)}</h3>{inner}<figcaption>{e(plot.caption)}</figcaption>"
+            "</figure>"
+        )
+    return (
+        f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figures)}</div></section>'
+    )
+
+
+def transcripts_section(ctx: ReportContext) -> str:
+    shown = len(ctx.transcripts.get("conversations", []))
+    note = (
+        f" {ctx.left_out} more are left out (raise --transcripts-per-cell to include them)."
+        if ctx.left_out
+        else ""
+    )
+    return (
+        '<section id="transcripts"><h2>Transcripts</h2>'
+        f"<p class=muted>{shown} conversations; pick a cell, then a conversation.{e(note)}</p>"
+        '<div class="controls"><label>Cell <select id="cell-filter">'
+        '<option value="">all cells</option></select></label></div>'
+        '<div class="browser"><ul id="conv-list"></ul><div id="transcript">'
+        "<noscript>The transcript browser needs JavaScript.</noscript></div></div></section>"
+    )

@@ -1,0 +1,70 @@
+"""What an analysis covers: an experiment, a sweep or one conversation, named by its id.
+
+Exports, measures and the report all start from a Scope so they agree on which conversations
+belong together and which experiment content (roles, sections) describes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.errors import UserError
+from simulator.store.repositories.experiments import to_model
+
+KINDS = ("experiment", "sweep", "conversation")
+
+
+@dataclass
+class Scope:
+    kind: str  # "experiment" | "sweep" | "conversation"
+    id: str
+    experiment_id: str
+    experiment: dict  # experiment content (model dump): names roles and sections
+    sweep: dict | None
+    conversation_ids: list[str] = field(default_factory=list)
+
+
+def resolve_scope(store: Any, target_id: str) -> Scope:
+    """Look an id up by its prefix; NotFound (exit 2, with a fix) when it names nothing."""
+    target = target_id.strip()
+    if target.startswith("sweep_"):
+        return _sweep_scope(store, target)
+    if target.startswith("conv_"):
+        return _conversation_scope(store, target)
+    if target.startswith("exp_"):
+        return _experiment_scope(store, target)
+    raise UserError(
+        f"{target_id!r} is not an experiment, sweep or conversation id",
+        field="ID",
+        fix="give an id starting with exp_, sweep_ or conv_ "
+        "(see 'llm-sim experiment list', 'llm-sim conversation list')",
+    )
+
+
+def _sweep_scope(store: Any, sweep_id: str) -> Scope:
+    sweep = store.sweeps.get(sweep_id)
+    ids = [d["_id"] for d in store.sweeps.conversations(sweep_id)]
+    return Scope("sweep", sweep_id, sweep["experiment_id"], sweep["experiment"], sweep, ids)
+
+
+def _conversation_scope(store: Any, conversation_id: str) -> Scope:
+    doc = store.conversations.get(conversation_id)
+    sweep = store.sweeps.get(doc["sweep_id"]) if doc.get("sweep_id") else None
+    experiment = doc.get("experiment") or (sweep or {}).get("experiment")
+    if experiment is None:  # no snapshot: fall back to the experiment as stored now
+        experiment = _experiment_content(store.experiments.get(doc["experiment_id"]))
+    return Scope(
+        "conversation", conversation_id, doc["experiment_id"], experiment, sweep, [conversation_id]
+    )
+
+
+def _experiment_scope(store: Any, experiment_id: str) -> Scope:
+    doc = store.experiments.get(experiment_id)
+    docs = store.conversations.list(experiment_id=experiment_id)
+    ids = [d["_id"] for d in reversed(docs)]  # oldest first, like a sweep's order
+    return Scope("experiment", experiment_id, experiment_id, _experiment_content(doc), None, ids)
+
+
+def _experiment_content(doc: dict) -> dict:
+    return to_model(doc).model_dump(mode="json")

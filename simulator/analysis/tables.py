@@ -1,0 +1,246 @@
+"""Tidy tables of a scope: one row per conversation, message, summary, call and score value.
+
+Rows hold scalars only (nested values become columns or JSON text) so that the same rows
+write to JSON Lines, CSV and Parquet unchanged, and load into pandas or R without unpacking.
+Column names are documented in README.md ("## Analysis").
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from simulator.analysis.scope import Scope
+from simulator.domain.ids import content_hash
+from simulator.domain.sweep import Cell
+from simulator.store.clock import as_datetime
+
+TABLES = ("conversations", "messages", "summaries", "calls", "scores")
+COUNTERS = (
+    "messages",
+    "calls",
+    "failed_calls",
+    "tokens_in",
+    "tokens_out",
+    "trimmed",
+    "empty",
+    "fallbacks",
+    "summaries",
+)
+MESSAGE_FIELDS = (
+    "day",
+    "index",
+    "seq",
+    "speaker",
+    "role",
+    "model",
+    "text",
+    "raw_text",
+    "trimmed",
+    "cut_at",
+    "empty",
+    "speaker_fallback",
+    "latency_s",
+    "tokens_in",
+    "tokens_out",
+)
+CALL_FIELDS = (
+    "seq",
+    "purpose",
+    "day",
+    "index",
+    "agent",
+    "model",
+    "base_url",
+    "attempt",
+    "prompt_hash",
+    "response",
+    "tokens_in",
+    "tokens_out",
+    "latency_s",
+    "waited_s",
+    "error",
+    "error_kind",
+)
+
+
+def load_tables(store: Any, scope: Scope) -> dict[str, list[dict]]:
+    """Every table of the scope, rows in conversation order then sequence order."""
+    roles = [r["name"] for r in scope.experiment.get("roles", [])]
+    tables: dict[str, list[dict]] = {name: [] for name in TABLES}
+    cell_keys: dict[str, str] = {}
+    for doc in _conversation_docs(store, scope):
+        row = conversation_row(doc, roles)
+        cell_keys[doc["_id"]] = row["cell_key"]
+        tables["conversations"].append(row)
+        cid = doc["_id"]
+        tables["messages"].extend(
+            message_row(m, row["cell_key"]) for m in store.messages.for_conversation(cid)
+        )
+        tables["summaries"].extend(
+            _summary_row(s, row["cell_key"]) for s in store.conversations.summaries(cid)
+        )
+        tables["calls"].extend(
+            _call_row(c, row["cell_key"]) for c in store.calls.for_conversation(cid)
+        )
+    scores = store.scores.for_conversations(scope.conversation_ids)
+    scores.sort(key=lambda s: (s["conversation_id"], s["scorer"], s["target_id"]))
+    for score in scores:
+        tables["scores"].extend(_score_rows(score, cell_keys.get(score["conversation_id"])))
+    return tables
+
+
+def _conversation_docs(store: Any, scope: Scope) -> list[dict]:
+    if scope.kind == "sweep":
+        return store.sweeps.conversations(scope.id)
+    return [store.conversations.get(cid) for cid in scope.conversation_ids]
+
+
+def cell_of(doc: dict) -> dict:
+    """The sweep cell, or the same factors derived from the spec of a single conversation."""
+    if doc.get("cell"):
+        return doc["cell"]
+    spec = doc.get("spec") or {}
+
+    def model(choice: dict | None) -> str | None:
+        return choice.get("model") if choice else None
+
+    return {
+        "role_llms": {r: model(c) for r, c in (spec.get("role_llms") or {}).items()},
+        "manager_llm": model(spec.get("manager_llm")),
+        "summarizer_llm": model(spec.get("summarizer_llm")),
+        "days": spec.get("days", 1),
+        "agents": dict(spec.get("agents") or {}),
+        "speaker_method": spec.get("speaker_method", "round_robin"),
+        "variant": dict(spec.get("variant") or {}),
+    }
+
+
+def conversation_row(doc: dict, roles: list[str]) -> dict:
+    cell = cell_of(doc)
+    spec = doc.get("spec") or {}
+    counters = doc.get("counters") or {}
+    started, finished = as_datetime(doc.get("started_at")), as_datetime(doc.get("finished_at"))
+    row: dict = {
+        "conversation_id": doc["_id"],
+        "experiment_id": doc.get("experiment_id"),
+        "sweep_id": doc.get("sweep_id"),
+        "cell_key": doc.get("cell_key") or content_hash(cell, 16),
+        "cell_label": doc.get("cell_label") or Cell(**cell).label(),
+        "repetition": doc.get("repetition"),
+        "status": doc.get("status"),
+        "error": doc.get("error"),
+        "owner": doc.get("owner"),
+        "seed": spec.get("seed"),
+        "total_messages": spec.get("total_messages"),
+        "days": cell["days"],
+        "speaker_method": cell["speaker_method"],
+        "manager_llm": cell.get("manager_llm"),
+        "summarizer_llm": cell.get("summarizer_llm"),
+        "n_agents": sum(cell["agents"].values()),
+    }
+    for role in dict.fromkeys([*roles, *cell["agents"]]):
+        row[f"agents_{role}"] = cell["agents"].get(role, 0)
+        row[f"llm_{role}"] = cell["role_llms"].get(role)
+    for slot, name in sorted(cell["variant"].items()):
+        row[f"variant_{slot}"] = name
+    for name in COUNTERS:
+        row[f"n_{name}"] = counters.get(name, 0)
+    row["created_at"] = iso(doc.get("created_at"))
+    row["started_at"] = iso(started)
+    row["finished_at"] = iso(finished)
+    row["duration_s"] = (
+        round((finished - started).total_seconds(), 3) if started and finished else None
+    )
+    return row
+
+
+def message_row(doc: dict, cell_key: str | None = None) -> dict:
+    row = {
+        "message_id": doc.get("_id"),
+        "conversation_id": doc.get("conversation_id"),
+        "cell_key": cell_key,
+    }
+    row.update({name: doc.get(name) for name in MESSAGE_FIELDS})
+    row["speaker_notes"] = "; ".join(str(n) for n in doc.get("speaker_notes") or []) or None
+    row["created_at"] = iso(doc.get("created_at"))
+    return row
+
+
+def _summary_row(doc: dict, cell_key: str) -> dict:
+    return {
+        "summary_id": doc.get("_id"),
+        "conversation_id": doc.get("conversation_id"),
+        "cell_key": cell_key,
+        "day": doc.get("day"),
+        "model": doc.get("model"),
+        "text": doc.get("text"),
+        "raw_text": doc.get("raw_text"),
+        "created_at": iso(doc.get("created_at")),
+    }
+
+
+def _call_row(doc: dict, cell_key: str) -> dict:
+    row = {"call_id": doc.get("_id"), "conversation_id": doc.get("conversation_id")}
+    row["cell_key"] = cell_key
+    row.update({name: doc.get(name) for name in CALL_FIELDS})
+    row["params"] = as_json_text(doc.get("params"))
+    row["ignored_params"] = ",".join(doc.get("ignored_params") or []) or None
+    row["model_identity"] = as_json_text(doc.get("model_identity"))
+    row["created_at"] = iso(doc.get("created_at"))
+    return row
+
+
+def _score_rows(doc: dict, cell_key: str | None) -> list[dict]:
+    """Long format: one row per value, so every scorer fits the same columns."""
+    base = {
+        "score_id": doc.get("_id"),
+        "scorer": doc.get("scorer"),
+        "target_kind": doc.get("target_kind"),
+        "target_id": doc.get("target_id"),
+        "conversation_id": doc.get("conversation_id"),
+        "cell_key": cell_key,
+    }
+    rows = []
+    for name, value in sorted((doc.get("values") or {}).items()):
+        rows.append(
+            {
+                **base,
+                "field": name,
+                "value": value if isinstance(value, str) or value is None else as_json_text(value),
+                "value_num": to_number(value),
+                "created_at": iso(doc.get("created_at")),
+            }
+        )
+    return rows
+
+
+def to_number(value: object) -> float | None:
+    """Numbers as they are; yes/no and true/false as 1/0; anything else None."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("yes", "true", "y"):
+            return 1.0
+        if text in ("no", "false", "n"):
+            return 0.0
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def iso(value: object) -> str | None:
+    moment = as_datetime(value)
+    return moment.isoformat(timespec="milliseconds") if isinstance(moment, datetime) else None
+
+
+def as_json_text(value: object) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

@@ -1,0 +1,139 @@
+"""`llm-sim export ID` (tidy tables to files) and `llm-sim measures ID` (per cell, with CIs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from simulator.analysis.exports import FORMATS, write_tables
+from simulator.analysis.measures import MEASURES, cell_measures, conversation_measures
+from simulator.analysis.scope import resolve_scope
+from simulator.analysis.tables import load_tables
+from simulator.cli.context import AppContext
+from simulator.errors import UserError
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
+DEFAULT_MEASURES = (
+    "words",
+    "trimmed_share",
+    "empty_share",
+    "refusal_share",
+    "repetition_share",
+    "failed",
+    "latency_s",
+    "tokens_out",
+)
+
+
+def _scope_info(scope) -> dict:
+    return {
+        "kind": scope.kind,
+        "id": scope.id,
+        "experiment_id": scope.experiment_id,
+        "conversations": len(scope.conversation_ids),
+    }
+
+
+@click.command("export")
+@click.argument("target_id", metavar="EXP_ID|SWEEP_ID|CONV_ID")
+@click.option(
+    "--format", "fmt", type=click.Choice(list(FORMATS)), default="jsonl", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for conversations, messages, summaries, calls and scores files.",
+)
+@json_option
+@click.pass_obj
+def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json: bool) -> None:
+    """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
+    scope = resolve_scope(app.store, target_id)
+    tables = load_tables(app.store, scope)
+    paths = write_tables(tables, fmt, output)
+    files = [
+        {"table": name, "path": str(path), "rows": len(tables[name])}
+        for name, path in zip(tables, paths, strict=True)
+    ]
+    if as_json:
+        app.print_json({"scope": _scope_info(scope), "format": fmt, "files": files})
+        return
+    table = Table(title=f"Exported {scope.kind} {scope.id}")
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    table.add_column("file")
+    for entry in files:
+        table.add_row(entry["table"], str(entry["rows"]), entry["path"])
+    app.console.print(table)
+
+
+@click.command("measures")
+@click.argument("target_id", metavar="SWEEP_ID|EXP_ID|CONV_ID")
+@click.option(
+    "--measure",
+    "chosen",
+    multiple=True,
+    metavar="NAME",
+    help="A measure to show (repeatable), e.g. words_Guard; default: a standard set.",
+)
+@json_option
+@click.pass_obj
+def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
+    """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
+    scope = resolve_scope(app.store, target_id)
+    per_conversation = conversation_measures(load_tables(app.store, scope))
+    cells = cell_measures(per_conversation)
+    if as_json:
+        app.print_json(
+            {
+                "scope": _scope_info(scope),
+                "measures": MEASURES,
+                "cells": cells,
+                "conversations": per_conversation,
+            }
+        )
+        return
+    if not cells:
+        app.console.print(f"No conversations in {scope.kind} {scope.id} yet.")
+        return
+    available = [k.removesuffix("_mean") for k in cells[0] if k.endswith("_mean")]
+    names = list(chosen) or [m for m in DEFAULT_MEASURES if m in available]
+    unknown = [m for m in names if m not in available]
+    if unknown:
+        raise UserError(
+            f"unknown measure {unknown[0]!r}",
+            field="--measure",
+            fix=f"choose from: {', '.join(available)}",
+        )
+    table = Table(title=f"Measures of {scope.kind} {scope.id}: mean [95% CI] per cell")
+    table.add_column("cell")
+    table.add_column("n", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for cell in cells:
+        table.add_row(
+            cell["cell_label"] or cell["cell_key"],
+            str(cell["n"]),
+            *(_interval(cell, name) for name in names),
+        )
+    app.console.print(table)
+
+
+def _interval(cell: dict, name: str) -> str:
+    mean, low, high = (cell.get(f"{name}_{part}") for part in ("mean", "ci_low", "ci_high"))
+    if mean is None:
+        return "–"
+    if low is None or high is None:
+        return _number(mean)
+    return f"{_number(mean)} [{_number(low)}, {_number(high)}]"
+
+
+def _number(value: float) -> str:
+    if abs(value) < 0.0005:
+        return "0"
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"

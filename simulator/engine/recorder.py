@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -51,6 +52,7 @@ class StoreRecorder:
         self.conversation_id = conversation_id
         self._on_call = on_call
         self._owner = lease_owner  # sweeps: status writes only while this worker holds the lease
+        self._counters_written = 0.0
         self.counters = dict.fromkeys(COUNTER_NAMES, 0)
         self._call_seq = 0
 
@@ -157,6 +159,17 @@ class StoreRecorder:
         self.store.conversations.set_counters(
             self.conversation_id, dict(self.counters), self._owner
         )
+
+    def _write_counters(self, every_s: float = 1.0) -> None:
+        """Counters for progress displays, at most once a second per conversation: rewriting the
+        conversation document after every message cost more than the message itself. They are
+        exact at every status change (`mark`) and recounted from the messages on resume."""
+        moment = time.monotonic()
+        if moment - self._counters_written >= every_s:
+            self._counters_written = moment
+            self.store.conversations.set_counters(
+                self.conversation_id, dict(self.counters), self._owner
+            )
 
     def sync_summaries(self, texts: list[str]) -> None:
         """After a resume the conversation's summary list may lag the summaries collection."""

@@ -74,6 +74,7 @@ class SweepRunner:
         sweep = self.store.sweeps.get(self.sweep_id)
         self.experiment = Experiment.model_validate(sweep["experiment"])
         self._active: dict[str, asyncio.Task] = {}
+        self._candidates: list[str] = []
         self._calls = 0
         self._tokens = 0
         self._started = time.monotonic()
@@ -112,15 +113,18 @@ class SweepRunner:
         return self._report(force=True)
 
     def _fill(self) -> None:
+        """Claim until `concurrency` conversations run here, from a batch of candidates."""
+        ttl_ms = int(self.lease_ttl_s * 1000)
         while len(self._active) < self.concurrency:
-            doc = self.store.sweeps.claim_next(
-                self.sweep_id, self.worker, int(self.lease_ttl_s * 1000)
-            )
-            if doc is None:
-                return
-            self._active[doc["_id"]] = asyncio.create_task(
-                self._run_one(doc["_id"]), name=doc["_id"]
-            )
+            if not self._candidates:
+                self._candidates = self.store.sweeps.claimable_ids(self.sweep_id)
+                if not self._candidates:
+                    return
+            doc = self.store.sweeps.claim(self._candidates.pop(0), self.worker, ttl_ms)
+            if doc is not None:
+                self._active[doc["_id"]] = asyncio.create_task(
+                    self._run_one(doc["_id"]), name=doc["_id"]
+                )
 
     async def _run_one(self, conversation_id: str) -> str:
         try:

@@ -105,11 +105,31 @@ class SweepsRepository:
         with FileLock(str(self._lock_path), timeout=60):
             yield
 
-    def claim_next(self, sweep_id: str, worker: str, ttl_ms: int) -> dict | None:
-        """Take the next pending conversation, or one whose lease has expired."""
+    def claimable_ids(self, sweep_id: str, limit: int = 256) -> list[str]:
+        """Candidates to claim, in sweep order: waiting ones, then expired leases.
+
+        Fetched in batches so that each claim is a lookup by `_id`: the embedded store scans
+        a whole collection for any other query, which made per-claim queries grow with the sweep.
+        """
+        moment = epoch_ms()
+        waiting = {"sweep_id": sweep_id, "status": {"$in": list(CLAIMABLE)}}
+        ids = [
+            d["_id"] for d in self._convs.find(waiting, {"_id": 1}).sort("order", 1).limit(limit)
+        ]
+        if len(ids) < limit:
+            expired = {
+                "sweep_id": sweep_id,
+                "status": "running",
+                "lease_expires_ms": {"$lt": moment},
+            }
+            ids += [d["_id"] for d in self._convs.find(expired, {"_id": 1}).limit(limit - len(ids))]
+        return ids
+
+    def claim(self, conversation_id: str, worker: str, ttl_ms: int) -> dict | None:
+        """Take one conversation if it is still waiting or its lease has expired (atomic)."""
         moment = epoch_ms()
         query = {
-            "sweep_id": sweep_id,
+            "_id": conversation_id,
             "$or": [
                 {"status": {"$in": list(CLAIMABLE)}},
                 {"status": "running", "lease_expires_ms": {"$lt": moment}},
@@ -126,8 +146,16 @@ class SweepsRepository:
         }
         with self._claim_lock():
             return self._convs.find_one_and_update(
-                query, update, sort=[("order", 1)], return_document=ReturnDocument.AFTER
+                query, update, return_document=ReturnDocument.AFTER
             )
+
+    def claim_next(self, sweep_id: str, worker: str, ttl_ms: int) -> dict | None:
+        """Take the next claimable conversation of the sweep (one query per candidate batch)."""
+        for conversation_id in self.claimable_ids(sweep_id):
+            doc = self.claim(conversation_id, worker, ttl_ms)
+            if doc is not None:
+                return doc
+        return None
 
     def heartbeat(self, conversation_id: str, worker: str, ttl_ms: int) -> bool:
         """Extend a lease; False means another worker has taken the conversation over."""

@@ -136,9 +136,7 @@ class StoreRecorder:
                 "already stored by another run"
             )
         self._count_message(full)
-        self.store.conversations.set_counters(
-            self.conversation_id, dict(self.counters), self._owner
-        )
+        self._write_counters()
 
     def record_summary(
         self, day: int, text: str, raw: str, model: str, all_texts: list[str]

@@ -104,6 +104,11 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, stub, prison_path):
     for _ in range(4):
         proc = cli(db, stub, "sweep", "run", sweep_id, "--concurrency", "4")
         time.sleep(rng.uniform(1.0, 2.0))
+        if kills == 0 and proc.poll() is None:  # `sweep status` from another process, mid-run
+            watcher = cli(db, stub, "sweep", "status", sweep_id, "--json")
+            out, err = watcher.communicate(timeout=60)
+            assert watcher.returncode == 0, err
+            assert json.loads(out)["total"] == 12
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1

@@ -130,7 +130,9 @@ class LiveView:
 
 
 def pull_progress(console: Console) -> Callable[[str, int | None, int | None], None]:
-    """Ollama pull progress as lines on stderr (at most one per 10% step)."""
+    """Ollama pull progress: a rich bar in a terminal, else a line per 10% step on stderr."""
+    if console.is_terminal:
+        return _PullBar(console)
     last: dict[str, int] = {}
 
     def report(status: str, completed: int | None, total: int | None) -> None:
@@ -145,3 +147,31 @@ def pull_progress(console: Console) -> Callable[[str, int | None, int | None], N
             console.print(f"pulling: {status}", highlight=False)
 
     return report
+
+
+class _PullBar:
+    """One bar per layer being downloaded; plain status lines for the other steps."""
+
+    def __init__(self, console: Console):
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            console=console,
+            transient=True,
+        )
+        self._tasks: dict[str, object] = {}
+
+    def __call__(self, status: str, completed: int | None, total: int | None) -> None:
+        if not total:
+            self._progress.console.print(f"pulling: {status}", highlight=False)
+            if status == "success":
+                self._progress.stop()
+            return
+        if not self._tasks:
+            self._progress.start()
+        if status not in self._tasks:
+            self._tasks[status] = self._progress.add_task(status, total=total)
+        self._progress.update(self._tasks[status], completed=completed or 0, total=total)

@@ -14,20 +14,11 @@ from typing import Any
 from simulator.analysis.scope import Scope
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import Cell
+from simulator.engine.recorder import COUNTER_NAMES
 from simulator.store.clock import as_datetime
 
 TABLES = ("conversations", "messages", "summaries", "calls", "scores")
-COUNTERS = (
-    "messages",
-    "calls",
-    "failed_calls",
-    "tokens_in",
-    "tokens_out",
-    "trimmed",
-    "empty",
-    "fallbacks",
-    "summaries",
-)
+COUNTERS = COUNTER_NAMES  # the recorder's counters, one column each
 MESSAGE_FIELDS = (
     "day",
     "index",

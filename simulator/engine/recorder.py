@@ -158,8 +158,8 @@ class StoreRecorder:
             self.conversation_id, dict(self.counters), self._owner
         )
 
-    def _write_counters(self, every_s: float = 1.0) -> None:
-        """Counters for progress displays, at most once a second per conversation: rewriting the
+    def _write_counters(self, every_s: float = 5.0) -> None:
+        """Counters for progress displays, at most every 5 s per conversation: rewriting the
         conversation document after every message cost more than the message itself. They are
         exact at every status change (`mark`) and recounted from the messages on resume."""
         moment = time.monotonic()

@@ -80,9 +80,9 @@ def create(store: Store, view: ExperimentView, spec: SweepSpec, user: str) -> tu
     """Create the sweep (or find the identical one) and store every conversation not yet stored."""
     the_plan = plan(store, view, spec)
     key = sweep_key(view, spec)
-    existing = [s for s in store.sweeps.list(view.id) if s.get("key") == key]
+    existing = store.sweeps.find_by_key(key)
     sweep = (
-        existing[0]
+        existing
         if existing
         else store.sweeps.create(
             {

@@ -39,11 +39,16 @@ class SweepsRepository:
 
     def ensure_indexes(self) -> None:
         self._sweeps.create_index([("experiment_id", 1)])
+        self._sweeps.create_index("key", unique=True)
         self._convs.create_index([("sweep_id", 1), ("order", 1)])
 
     # -- sweeps ------------------------------------------------------------------------------
 
+    def find_by_key(self, key: str) -> dict | None:
+        return self._sweeps.find_one({"key": key})
+
     def create(self, doc: dict) -> dict:
+        """Insert a sweep; if another process created the same one (same key) first, return it."""
         for _ in range(8):
             full = {
                 "_id": new_id("sweep"),
@@ -55,7 +60,9 @@ class SweepsRepository:
                 self._sweeps.insert_one(full)
                 return full
             except DuplicateKeyError:
-                continue
+                same = self.find_by_key(doc["key"])
+                if same is not None:
+                    return same
         raise RuntimeError("could not allocate a unique sweep id")
 
     def get(self, sweep_id: str) -> dict:

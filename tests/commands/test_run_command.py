@@ -125,3 +125,22 @@ def test_demo_runs_on_the_bundled_model(sim, tmp_path):
     shown = sim("conversation", "show", data["conversation_id"], "--json").json()
     assert shown["messages"][0]["model"] == "local:smollm2"
     assert shown["summaries"][0]["text"]
+
+
+def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, isolated_settings):
+    db, exp_id = experiment
+    secret = "sk-test-SECRET-0123456789abcdef"
+    stub.require_api_key = secret
+    env = {"OPENAI_BASE_URL": stub.openai_base_url, "OPENAI_API_KEY": secret}
+    result = sim("run", exp_id, "--agents", "guard=1,prisoner=1", "--messages", "2",
+                 "--llm", "openai:stub", db=db, env=env)
+    assert result.code == 0, result.err
+    assert secret not in result.out + result.err
+    stored = b"".join(p.read_bytes() for p in __import__("pathlib").Path(db).rglob("*") if p.is_file())
+    assert stored and secret.encode() not in stored
+    logs = "".join(p.read_text() for p in (isolated_settings / "logs").rglob("*.log"))
+    assert secret not in logs
+    stub.require_api_key = "another-key"
+    refused = sim("run", exp_id, "--agents", "guard=1,prisoner=1", "--messages", "2",
+                  "--llm", "openai:stub", db=db, env=env)
+    assert refused.code != 0 and secret not in refused.out + refused.err

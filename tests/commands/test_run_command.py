@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from simulator.testing import StubLLMServer
@@ -136,7 +138,7 @@ def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, i
                  "--llm", "openai:stub", db=db, env=env)
     assert result.code == 0, result.err
     assert secret not in result.out + result.err
-    stored = b"".join(p.read_bytes() for p in __import__("pathlib").Path(db).rglob("*") if p.is_file())
+    stored = b"".join(p.read_bytes() for p in Path(db).rglob("*") if p.is_file())
     assert stored and secret.encode() not in stored
     logs = "".join(p.read_text() for p in (isolated_settings / "logs").rglob("*.log"))
     assert secret not in logs

@@ -288,7 +288,8 @@ STORE_TARGETS = (  # (module, class, method); all synchronous, all run on the ev
     ("simulator.store.repositories.conversations", "ConversationsRepository", "get"),
     ("simulator.store.repositories.conversations", "ConversationsRepository", "summaries"),
     ("simulator.store.repositories.conversations", "ConversationsRepository", "add_summary"),
-    ("simulator.store.repositories.sweeps", "SweepsRepository", "claim_next"),
+    ("simulator.store.repositories.sweeps", "SweepsRepository", "claim"),
+    ("simulator.store.repositories.sweeps", "SweepsRepository", "claimable_ids"),
     ("simulator.store.repositories.sweeps", "SweepsRepository", "release"),
     ("simulator.store.repositories.sweeps", "SweepsRepository", "status_counts"),
     ("simulator.store.repositories.sweeps", "SweepsRepository", "heartbeat"),
@@ -298,7 +299,6 @@ ENGINE_TARGETS = (  # module attribute or (class, method) inside the engine, not
     ("simulator.engine.conversation", None, "summarizer_messages"),
     ("simulator.engine.conversation", None, "trim_reply"),
     ("simulator.engine.conversation", "_Runner", "__init__"),
-    ("simulator.store.repositories.calls", None, "prompt_hash"),
 )
 OPENAI_TARGETS = (  # the openai client's request-body transform (CPU only; awaited)
     ("openai.resources.chat.completions.completions", None, "async_maybe_transform"),
@@ -416,9 +416,7 @@ async def breakdown(
         timers.restore()
         store.close()
     store_total = sum(v[0] for k, v in sweep_rows.items() if k.startswith("store:"))
-    engine_total = sum(
-        v[0] for k, v in sweep_rows.items() if k.startswith("engine:") and "prompt_hash" not in k
-    )  # prompt_hash runs inside store_prompt
+    engine_total = sum(v[0] for k, v in sweep_rows.items() if k.startswith("engine:"))
     transform = sum(v[0] for k, v in sweep_rows.items() if k.startswith("openai:"))
     print(
         f"\nBreakdown (a second concurrent sweep with timers: wall {timed_wall:.2f} s; "

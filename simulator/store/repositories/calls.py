@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 from typing import Any
 
 from pymongo.errors import DuplicateKeyError
@@ -11,10 +12,7 @@ from pymongo.errors import DuplicateKeyError
 from simulator.domain.ids import canonical_json, new_id
 
 SCHEMA_VERSION = 1
-
-
-def prompt_hash(messages: list[dict]) -> str:
-    return hashlib.sha256(canonical_json(messages).encode("utf-8")).hexdigest()
+PROMPT_SCHEMA_VERSION = 2  # 1 kept the messages as documents; 2 as one JSON string
 
 
 class CallsRepository:
@@ -27,12 +25,18 @@ class CallsRepository:
         self._calls.create_index([("conversation_id", 1), ("seq", 1)])
 
     def store_prompt(self, messages: list[dict]) -> str:
-        digest = prompt_hash(messages)
+        """Store a prompt once and return its hash (the `prompt_hash` of the calls that sent it).
+
+        The messages are kept as one JSON string rather than nested documents: a prompt is an
+        opaque record, and the embedded store walks and copies every nested value it writes.
+        """
+        text = canonical_json(messages)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest in self._known_prompts:
             return digest
         with contextlib.suppress(DuplicateKeyError):
             self._prompts.insert_one(
-                {"_id": digest, "messages": messages, "schema_version": SCHEMA_VERSION}
+                {"_id": digest, "messages_json": text, "schema_version": PROMPT_SCHEMA_VERSION}
             )
         self._known_prompts.add(digest)
         if len(self._known_prompts) > 50_000:
@@ -49,7 +53,11 @@ class CallsRepository:
 
     def prompt(self, digest: str) -> list[dict]:
         doc = self._prompts.find_one({"_id": digest})
-        return doc["messages"] if doc else []
+        if doc is None:
+            return []
+        if "messages_json" in doc:
+            return json.loads(doc["messages_json"])
+        return doc["messages"]  # schema 1 stored the messages as documents
 
     def delete_for(self, conversation_id: str) -> None:
         self._calls.delete_many({"conversation_id": conversation_id})

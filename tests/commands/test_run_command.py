@@ -134,7 +134,7 @@ def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, i
     secret = "sk-test-SECRET-0123456789abcdef"
     stub.require_api_key = secret
     env = {"OPENAI_BASE_URL": stub.openai_base_url, "OPENAI_API_KEY": secret}
-    result = sim(
+    args = (
         "run",
         exp_id,
         "--agents",
@@ -143,9 +143,8 @@ def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, i
         "2",
         "--llm",
         "openai:stub",
-        db=db,
-        env=env,
     )
+    result = sim(*args, db=db, env=env)
     assert result.code == 0, result.err
     assert secret not in result.out + result.err
     stored = b"".join(p.read_bytes() for p in Path(db).rglob("*") if p.is_file())
@@ -153,16 +152,5 @@ def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, i
     logs = "".join(p.read_text() for p in (isolated_settings / "logs").rglob("*.log"))
     assert secret not in logs
     stub.require_api_key = "another-key"
-    refused = sim(
-        "run",
-        exp_id,
-        "--agents",
-        "guard=1,prisoner=1",
-        "--messages",
-        "2",
-        "--llm",
-        "openai:stub",
-        db=db,
-        env=env,
-    )
+    refused = sim(*args, db=db, env=env)
     assert refused.code != 0 and secret not in refused.out + refused.err

@@ -1,16 +1,22 @@
-"""Shared fixtures: isolated settings, and one store fixture per MongoDB flavour."""
+"""Shared fixtures: isolated settings, one store fixture per MongoDB flavour, the in-process CLI."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -115,3 +121,78 @@ def store(store_uri):
 @pytest.fixture
 def prison_path() -> Path:
     return REPO / "prompts" / "experiments" / "prison.yaml"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+class _GlobalState:
+    """What one `main()` call may change for the whole process, put back afterwards.
+
+    `main()` adds session log handlers to the root logger and loads `.env` into os.environ; a run
+    installs SIGINT handlers. Left alone, each would leak into the next test.
+    """
+
+    def __enter__(self) -> _GlobalState:
+        root = logging.getLogger()
+        self.environ = dict(os.environ)
+        self.handlers = list(root.handlers)
+        self.level = root.level
+        self.signals = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        root = logging.getLogger()
+        for handler in [h for h in root.handlers if h not in self.handlers]:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(self.level)
+        os.environ.clear()
+        os.environ.update(self.environ)
+        for sig, handler in self.signals.items():
+            signal.signal(sig, handler)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def run_cli_in_process(
+    args: list[str], env: dict[str, str] | None = None, input: str | None = None
+) -> CliResult:
+    """`llm-sim ARGS` through the real `main()` (flags, `SIM_*`, `.env`, errors, exit statuses)
+    inside click's CliRunner isolation: no interpreter start per call, no state left behind."""
+    from simulator.cli.main import main
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1 keeps stderr apart only when asked
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 always does
+    with _GlobalState(), runner.isolation(input=input, env=env or {}) as streams:
+        out, err = streams[0], streams[1]
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., CliResult]:
+    """`run_cli(["experiment", "list", "--json"], env={"SIM_DB": ...})` -> CliResult, in-process."""
+    return run_cli_in_process

@@ -1,13 +1,18 @@
-"""The manager's and the summarizer's fixed prompts, shipped as YAML in `prompts/system/`."""
+"""The manager's and the summarizer's fixed prompts, shipped as YAML in `prompts/system/`.
+
+`prompts/` is package data (`simulator/prompts`, a link to the top-level folder in a checkout), so
+a non-editable install finds it too; it is located through importlib, never the source tree.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 import yaml
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS_DIR = Path(str(files("simulator") / "prompts"))
 
 
 @lru_cache(maxsize=4)

@@ -14,6 +14,7 @@ PRISON = REPO / "prompts" / "experiments" / "prison.yaml"
 DOWN = "\x1b[B"
 ENTER = "\r"
 CTRL_C = "\x03"
+BACKSPACE = "\x7f"
 CLEAR_LINE = "\x15"  # Ctrl-U: empties a prompt's pre-filled default before typing a new value
 FINISH = "\x1b\r"  # Esc then Enter ends a multi-line answer
 
@@ -30,7 +31,7 @@ class Pty:
             cwd=str(cwd),
             dimensions=(50, 220),
             encoding="utf-8",
-            timeout=15,
+            timeout=120,  # bounds a hang only: expect returns as soon as the text shows
         )
         self.child.logfile_read = self.transcript
 
@@ -46,9 +47,10 @@ class Pty:
         self.expect(prompt)
         self.child.send(keys)
 
-    def menu(self, prompt: str, key: str) -> None:
-        """Pick a menu entry by its shortcut key, then confirm with Enter."""
-        self.answer(prompt, key + ENTER)
+    def menu(self, prompt: str, label: str) -> None:
+        """Pick a menu entry the one way every list works: type part of its label (the list
+        filters, labels starting with it first), then Enter."""
+        self.answer(prompt, label + ENTER)
 
     def finish(self) -> str:
         """Wait for the program to end; it must exit 0 and never show a traceback."""

@@ -1,6 +1,14 @@
-"""The issue's 'done when' path through the real CLI, on the embedded store and over TCP."""
+"""The issue's 'done when' path through the real CLI, on the embedded store and over TCP.
+
+Most calls run `main()` in-process (`sim`); the ones about exit statuses and secrets of a real
+process run in a subprocess (`sim_process`).
+"""
 
 from __future__ import annotations
+
+import logging
+import os
+import signal
 
 import pytest
 
@@ -62,11 +70,11 @@ def test_full_experiment_life(sim, db, prison_path, tmp_path):
     assert exp_id not in [e["id"] for e in sim("experiment", "list", "--json", db=db).json()]
 
 
-def test_bad_file_exits_2_and_writes_nothing(sim, tmp_path, prison_path):
+def test_bad_file_exits_2_and_writes_nothing(sim, sim_process, tmp_path, prison_path):
     db = str(tmp_path / "store")
     bad = tmp_path / "bad.yaml"
     bad.write_text(prison_path.read_text().replace("<GUARD_NOUN>", "<GAURD_NOUN>", 1))
-    result = sim("experiment", "create", str(bad), db=db)
+    result = sim_process("experiment", "create", str(bad), db=db)
     assert result.code == 2
     assert "<GAURD_NOUN>" in result.err and "Did you mean <GUARD_NOUN>?" in result.err
     assert "Traceback" not in result.err
@@ -94,9 +102,9 @@ def test_render_rejects_unknown_role(sim, tmp_path, prison_path):
     assert result.code == 2 and "unknown role 'warden'" in result.err
 
 
-def test_unreachable_server_is_one_sentence_without_password(sim, isolated_settings):
+def test_unreachable_server_is_one_sentence_without_password(sim_process, isolated_settings):
     uri = "mongodb://researcher:s3cr3t-pw@127.0.0.1:9/"
-    result = sim("experiment", "list", db=uri, env={"SIM_DB_TIMEOUT_MS": "300"})
+    result = sim_process("experiment", "list", db=uri, env={"SIM_DB_TIMEOUT_MS": "300"})
     assert result.code == 2
     assert "cannot reach MongoDB at 127.0.0.1:9" in result.err
     assert "s3cr3t-pw" not in result.err + result.out
@@ -108,14 +116,14 @@ def test_unreachable_server_is_one_sentence_without_password(sim, isolated_setti
     assert redact_uri(uri) == "mongodb://researcher:***@127.0.0.1:9/"
 
 
-def test_cluster_variables_build_escaped_uri(sim, tmp_path):
+def test_cluster_variables_build_escaped_uri(sim_process, tmp_path):
     env = {
         "DB_USER": "re searcher",
         "DB_PASSWORD": "p@ss:word/1",
         "DB_CLUSTER_URL": "127.0.0.1:9",
         "SIM_DB_TIMEOUT_MS": "300",
     }
-    result = sim("info", user=None, env=env)
+    result = sim_process("info", user=None, env=env)
     assert result.code == 2
     assert "DB_CLUSTER_URL" in result.err
     assert "p@ss:word/1" not in result.err and "p%40ss" not in result.err
@@ -145,3 +153,14 @@ def test_every_option_reads_an_environment_variable(sim, tmp_path, prison_path):
     mine = sim("experiment", "list", "--json", db=db, env={"SIM_EXPERIMENT_LIST_MINE": "1"}).json()
     assert [e["owner"] for e in mine] == ["alice"]
     assert len(sim("experiment", "list", "--json", db=db).json()) == 2
+
+
+def test_in_process_calls_leave_no_global_state(sim, tmp_path):
+    """`sim` runs `main()` in this process: what `.env` set and the handlers stay with the call."""
+    (tmp_path / ".env").write_text("SIM_DB_NAME=from_dotenv\n", encoding="utf-8")
+    handlers = list(logging.getLogger().handlers)
+    sigint = signal.getsignal(signal.SIGINT)
+    assert sim("info", "--json").json()["database_name"] == "from_dotenv"
+    assert "SIM_DB_NAME" not in os.environ
+    assert logging.getLogger().handlers == handlers
+    assert signal.getsignal(signal.SIGINT) == sigint

@@ -1,4 +1,8 @@
-"""`llm-sim run`, `conversation …` and `demo` through the real entry point."""
+"""`llm-sim run`, `conversation …` and `demo` through the real entry point.
+
+In-process (`sim`) unless a real process is the point: the bundled model's demo and the API key
+test run in a subprocess (`sim_process`).
+"""
 
 from __future__ import annotations
 
@@ -88,7 +92,7 @@ def test_run_json_prints_only_the_result(sim, stub, experiment):
     ("args", "env", "expected"),
     [
         (("--agents", "warden=1", "--messages", "4"), {}, "unknown role 'warden'"),
-        (("--agents", "guard=0", "--messages", "4"), {}, "at least 1"),
+        (("--agents", "guard=0", "--messages", "4"), {}, "'guard=0' needs a whole number"),
         (("--agents", "guard=1", "--messages", "5"), {}, "must be even"),
         (("--agents", "guard=1", "--messages", "4", "--days", "3"), {}, "3 days need at least 6"),
         (("--agents", "guard=1", "--messages", "4", "--llm", "olama:x"), {}, "ollama"),
@@ -114,22 +118,34 @@ def test_bad_run_input_exits_2_and_writes_nothing(sim, experiment, args, env, ex
 
 
 @pytest.mark.slow
-def test_demo_runs_on_the_bundled_model(sim, tmp_path):
-    result = sim("demo", "--messages", "2", "--days", "1", "--json", timeout=240)
+def test_demo_runs_on_the_bundled_model(sim, sim_process):
+    result = sim_process("demo", "--messages", "2", "--days", "1", "--json")
     assert result.code == 0, result.err
     data = result.json()
     assert data["status"] == "done" and data["counters"]["messages"] == 2
-    listed = sim("experiment", "list", "--json").json()
-    assert [e["name"] for e in listed] == ["Prison experiment"]
-    again = sim("demo", "--messages", "2", "--days", "1", "--json", timeout=240)
-    assert again.code == 0
-    assert len(sim("experiment", "list", "--json").json()) == 1  # imported once
     shown = sim("conversation", "show", data["conversation_id"], "--json").json()
     assert shown["messages"][0]["model"] == "local:smollm2"
     assert shown["summaries"][0]["text"]
 
 
-def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, isolated_settings):
+def test_demo_imports_the_shipped_experiment_once(sim):
+    """The demo on the mock model, from a folder outside the repository (cwd is a temp dir)."""
+    args = ("demo", "--messages", "4", "--days", "2", "--llm", "mock:demo", "--json")
+    first = sim(*args)
+    assert first.code == 0, first.err
+    assert first.json()["status"] == "done" and first.json()["counters"]["summaries"] == 2
+    listed = sim("experiment", "list", "--json").json()
+    assert [e["name"] for e in listed] == ["Prison experiment"]
+    again = sim(*args)
+    assert again.code == 0, again.err
+    assert len(sim("experiment", "list", "--json").json()) == 1  # imported once
+    shown = sim("conversation", "show", again.json()["conversation_id"], "--json").json()
+    assert shown["messages"][0]["model"] == "mock:demo"
+
+
+def test_api_key_never_reaches_the_store_logs_or_screen(
+    sim, sim_process, stub, experiment, isolated_settings
+):
     db, exp_id = experiment
     secret = "sk-test-SECRET-0123456789abcdef"
     stub.require_api_key = secret
@@ -144,7 +160,7 @@ def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, i
         "--llm",
         "openai:stub",
     )
-    result = sim(*args, db=db, env=env)
+    result = sim_process(*args, db=db, env=env)
     assert result.code == 0, result.err
     assert secret not in result.out + result.err
     stored = b"".join(p.read_bytes() for p in Path(db).rglob("*") if p.is_file())
@@ -152,5 +168,8 @@ def test_api_key_never_reaches_the_store_logs_or_screen(sim, stub, experiment, i
     logs = "".join(p.read_text() for p in (isolated_settings / "logs").rglob("*.log"))
     assert secret not in logs
     stub.require_api_key = "another-key"
-    refused = sim(*args, db=db, env=env)
+    refused = sim(*args, db=db, env=env)  # the server echoes the key it refused
     assert refused.code != 0 and secret not in refused.out + refused.err
+    logs = "".join(p.read_text() for p in (isolated_settings / "logs").rglob("*.log"))
+    assert "rejected the API key" in logs  # the refusal was logged, without the key
+    assert secret not in logs

@@ -1,4 +1,6 @@
-"""Ctrl-C during a run: the first stops after the current turn, a second one stops at once."""
+"""Ctrl-C during a run stops it at once: the request in flight is cancelled (its HTTP stream
+closed, so the server stops generating), its ledger row says so, and the conversation is
+marked `interrupted`, resumable from its last stored message."""
 
 from __future__ import annotations
 
@@ -22,13 +24,11 @@ def run_until_stopped(make: Callable[[asyncio.Event], Awaitable[T]], err: Consol
         task = asyncio.current_task()
 
         def on_sigint() -> None:
-            if stop.is_set():
-                err.print("Stopping now.")
-                if task is not None:
-                    task.cancel()
-                return
+            if not stop.is_set():
+                err.print("Stopping: cancelling the request in flight…")
             stop.set()
-            err.print("Stopping after the current turn… (Ctrl-C again to stop at once)")
+            if task is not None:
+                task.cancel()
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, on_sigint)

@@ -28,6 +28,9 @@ class ConversationSpec(BaseModel):
     seed: int | None = Field(default=None, ge=0)
     name_template: str = Field(default="{role}_{n}", min_length=3, max_length=60)
     variant: dict[str, str] = Field(default_factory=dict)  # section -> chosen variant (sweeps)
+    # Every value above that the tool chose because the researcher did not, as one sentence
+    # each ("manager_llm: mock:a (not given; the agents' model)"). Printed in the run header.
+    defaults_applied: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> ConversationSpec:

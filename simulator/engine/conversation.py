@@ -15,7 +15,7 @@ from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
 from simulator.engine.llm_access import LLMAccess
 from simulator.engine.manager import ManagerPicks
-from simulator.engine.recorder import StoreRecorder
+from simulator.engine.recorder import StoreRecorder, TranscriptTaken
 from simulator.engine.speakers import (
     InputFunction,
     ManualChoice,
@@ -67,7 +67,16 @@ async def run_conversation(run: ConversationRun) -> str:
         )
         return "failed"
     except (asyncio.CancelledError, KeyboardInterrupt):
-        run.recorder.mark("interrupted", "cancelled")
+        run.recorder.mark("interrupted", "stopped by the user")
+        run.on_event(
+            ev.ConversationFinished(run.conversation_id, "interrupted", None, run.recorder.counters)
+        )
+        raise
+    except TranscriptTaken:
+        raise  # another worker owns the conversation now: nothing of ours to write
+    except Exception as exc:
+        # never leave a conversation `running` behind an unexpected error
+        run.recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
         raise
 
 
@@ -107,12 +116,14 @@ class _Runner:
             return ManualChoice(self.run_.manual_input)
         choice = self.spec.manager_llm
         assert choice is not None
+        backend = self.run_.llms.get(choice)
+        backend_url = backend.base_url
         return ManagerPicks(
-            self.run_.llms.get(choice),
+            backend,
             choice,
             opening=lambda day: day_opening(self.start, self.summaries[: day - 1]),
             record=lambda purpose, day, index, messages, params: self.run_.recorder.call_recorder(
-                purpose, day, index, None, choice, messages, params
+                purpose, day, index, None, choice, messages, params, backend_url
             ),
         )
 
@@ -160,9 +171,10 @@ class _Runner:
         return "done"
 
     def _params(self, choice: LLMChoice, turn: int) -> GenerationParams:
+        """The conversation seed, offset per call, wraps into the 32-bit seeds backends take."""
         if self.spec.seed is None:
             return choice.params
-        return choice.params.merge(GenerationParams(seed=self.spec.seed + turn))
+        return choice.params.merge(GenerationParams(seed=(self.spec.seed + turn) % 2**32))
 
     async def _agent_turn(
         self, agent: Agent, day: int, index: int, turn: int, opening: str, lines: list[Line], pick
@@ -176,7 +188,7 @@ class _Runner:
         completion = trimmed = None
         for purpose in ("agent_turn", "agent_turn_retry_empty"):
             on_attempt = run.recorder.call_recorder(
-                purpose, day, index, agent.name, agent.llm, messages, params
+                purpose, day, index, agent.name, agent.llm, messages, params, backend.base_url
             )
             try:
                 completion = await backend.chat(messages, params, on_attempt=on_attempt)
@@ -198,6 +210,7 @@ class _Runner:
             "raw_text": completion.text,
             "trimmed": trimmed.trimmed,
             "cut_at": trimmed.cut_at,
+            "cut_label": trimmed.cut_label,
             "empty": not trimmed.text,
             "speaker_fallback": pick.fallback,
             "speaker_notes": list(pick.notes),
@@ -228,11 +241,12 @@ class _Runner:
         choice = self.spec.summarizer_llm or self.agents[0].llm
         messages = summarizer_messages(self.summarizer_prompt, day, opening, lines)
         params = self._params(choice, 10_000 + day)
+        backend = run.llms.get(choice)
         on_attempt = run.recorder.call_recorder(
-            "summary", day, len(lines), None, choice, messages, params
+            "summary", day, len(lines), None, choice, messages, params, backend.base_url
         )
         try:
-            completion = await run.llms.get(choice).chat(messages, params, on_attempt=on_attempt)
+            completion = await backend.chat(messages, params, on_attempt=on_attempt)
         except BackendError as exc:
             raise ConversationFailed(f"the summary of day {day} failed: {exc}") from None
         text = completion.text.strip()

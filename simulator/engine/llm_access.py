@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable
 from typing import Any
 
 from simulator.domain.experiment import LLMChoice
+from simulator.errors import UserError
 from simulator.llm.registry import create_backend
 from simulator.llm.retry import PoolRegistry, ResilientBackend, RetryPolicy
+
+
+def llm_timeout_from_env() -> float | None:
+    """SIM_LLM_TIMEOUT: seconds to wait for one model reply; refused unless a positive number."""
+    raw = os.environ.get("SIM_LLM_TIMEOUT")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and 0 < value <= 86_400):
+        raise UserError(
+            f"{raw!r} is not a number of seconds between 0 and 86400",
+            field="SIM_LLM_TIMEOUT",
+            fix="set e.g. SIM_LLM_TIMEOUT=300, or unset it",
+        )
+    return value
 
 
 class LLMAccess:
@@ -25,7 +46,8 @@ class LLMAccess:
         self.policy = policy or RetryPolicy()
         self._on_pull_progress = on_pull_progress
         self._factory = factory
-        self._timeout_s = timeout_s  # per HTTP call (openai, ollama); None keeps their defaults
+        # per HTTP call (openai, ollama); SIM_LLM_TIMEOUT, else the backends' own defaults
+        self._timeout_s = timeout_s if timeout_s is not None else llm_timeout_from_env()
         self._backends: dict[tuple[str, str | None], ResilientBackend] = {}
 
     def get(self, choice: LLMChoice) -> ResilientBackend:

@@ -43,7 +43,10 @@ class ManagerPicks:
         )
         notes: list[str] = []
         for round_number in range(self._rounds + 1):
-            on_attempt = self._record("manager_pick", state.day, state.turn, messages, self._params)
+            # the ledger's index is the position within the day of the message being chosen
+            on_attempt = self._record(
+                "manager_pick", state.day, len(state.transcript), messages, self._params
+            )
             try:
                 completion = await self._backend.chat(messages, self._params, on_attempt=on_attempt)
             except BackendError as exc:

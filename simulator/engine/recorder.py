@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
@@ -24,6 +25,65 @@ COUNTER_NAMES = (
     "fallbacks",
     "summaries",
 )
+
+
+class CallLedger:
+    """Ledger rows of one call: `begin` stores the attempt as in flight before the request is
+    sent (so a kill -9 leaves it on record with no response); the call fills it in after."""
+
+    def __init__(self, recorder: StoreRecorder, fixed: dict):
+        self._recorder = recorder
+        self._fixed = fixed
+        self._rows: dict[int, str] = {}  # attempt number -> ledger row id
+
+    def begin(self, number: int, started_at: datetime) -> None:
+        row = {
+            **self._fixed,
+            "attempt": number,
+            "state": "in_flight",
+            "response": None,
+            "error": None,
+            "error_kind": None,
+            "created_at": started_at,
+        }
+        self._rows[number] = self._insert(row)
+
+    def __call__(self, attempt: Attempt) -> None:
+        completion = attempt.completion
+        outcome = {
+            "state": "done" if attempt.error is None else "failed",
+            "response": completion.text if completion else None,
+            "tokens_in": completion.tokens_in if completion else None,
+            "tokens_out": completion.tokens_out if completion else None,
+            "latency_s": round(attempt.latency_s, 4),
+            "waited_s": round(attempt.waited_s, 4),
+            "model_identity": completion.model_identity if completion else None,
+            "ignored_params": completion.ignored_params if completion else [],
+            "error": attempt.error,
+            "error_kind": attempt.error_kind,
+        }
+        row_id = self._rows.pop(attempt.number, None)
+        calls = self._recorder.store.calls
+        if row_id is None:  # a caller that did not announce the attempt
+            doc = {**self._fixed, "attempt": attempt.number, "created_at": attempt.started_at}
+            doc.update(outcome)
+            doc["_id"] = self._insert(doc)
+        else:
+            calls.complete(row_id, outcome)
+            doc = {**self._fixed, "_id": row_id, "attempt": attempt.number, **outcome}
+        self._recorder.count_call(doc)
+
+    def _insert(self, row: dict) -> str:
+        """Insert with the next `seq`; a clash means another run of this conversation wrote
+        calls meanwhile (lease takeover), so continue after the highest stored `seq`."""
+        recorder = self._recorder
+        for _ in range(100):
+            seq = recorder.next_call_seq()
+            if recorder.store.calls.insert_at(recorder.conversation_id, seq, row):
+                row["seq"] = seq
+                return f"{recorder.conversation_id}-c{seq:06d}"
+            recorder.resync_call_seq()
+        raise RuntimeError(f"could not allocate a ledger seq for {recorder.conversation_id}")
 
 
 class TranscriptTaken(Exception):
@@ -89,42 +149,39 @@ class StoreRecorder:
         choice: LLMChoice,
         messages: list[dict],
         params: GenerationParams,
-    ) -> Callable[[Attempt], None]:
-        """An `on_attempt` callback that writes one ledger row per attempt."""
+        base_url: str | None = None,
+    ) -> CallLedger:
+        """An `on_attempt` ledger that writes one row per attempt, before the request leaves.
+
+        `index` is the position within the day of the message the call serves (for a summary,
+        the day's message count); `base_url` is the endpoint actually called.
+        """
         digest = self.store.calls.store_prompt(messages)
+        fixed = {
+            "conversation_id": self.conversation_id,
+            "purpose": purpose,
+            "day": day,
+            "index": index,
+            "agent": agent,
+            "model": choice.model,
+            "base_url": base_url or choice.base_url,
+            "params": params.as_dict(),
+            "prompt_hash": digest,
+        }
+        return CallLedger(self, fixed)
 
-        def record(attempt: Attempt) -> None:
-            self._call_seq += 1
-            completion = attempt.completion
-            doc = {
-                "conversation_id": self.conversation_id,
-                "seq": self._call_seq,
-                "purpose": purpose,
-                "day": day,
-                "index": index,
-                "agent": agent,
-                "model": choice.model,
-                "base_url": choice.base_url,
-                "params": params.as_dict(),
-                "prompt_hash": digest,
-                "attempt": attempt.number,
-                "response": completion.text if completion else None,
-                "tokens_in": completion.tokens_in if completion else None,
-                "tokens_out": completion.tokens_out if completion else None,
-                "latency_s": round(attempt.latency_s, 4),
-                "waited_s": round(attempt.waited_s, 4),
-                "model_identity": completion.model_identity if completion else None,
-                "ignored_params": completion.ignored_params if completion else [],
-                "error": attempt.error,
-                "error_kind": attempt.error_kind,
-                "created_at": attempt.started_at,
-            }
-            doc["_id"] = self.store.calls.insert(doc)
-            self._count_call(doc)
-            if self._on_call is not None:
-                self._on_call(doc)
+    def next_call_seq(self) -> int:
+        self._call_seq += 1
+        return self._call_seq
 
-        return record
+    def resync_call_seq(self) -> None:
+        """Another run wrote calls of this conversation (a lease takeover): continue after them."""
+        self._call_seq = max(self._call_seq, self.store.calls.max_seq(self.conversation_id))
+
+    def count_call(self, doc: dict) -> None:
+        self._count_call(doc)
+        if self._on_call is not None:
+            self._on_call(doc)
 
     def record_message(self, doc: dict) -> None:
         """Insert a message; a message already stored at that place means another worker has

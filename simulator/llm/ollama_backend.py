@@ -31,9 +31,9 @@ from simulator.llm.base import (
     TransientBackendError,
 )
 from simulator.llm.retry import parse_retry_after
+from simulator.llm.transport import classify, describe, preflight_timeout_s
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
-PREFLIGHT_TIMEOUT_S = 10.0
 PullProgress = Callable[[str, int | None, int | None], Awaitable[None] | None]
 
 # The ollama client drops response headers; a response hook running in the caller's task
@@ -141,13 +141,13 @@ class OllamaBackend:
     async def preflight(self) -> None:
         """Fail fast with one sentence naming the host and OLLAMA_HOST when it cannot work."""
         error: Exception | None = None
+        wait_s = preflight_timeout_s()
         try:
-            async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
+            async with asyncio.timeout(wait_s):
                 found, digest = await self._lookup()
-        except (ConnectionError, httpx.TransportError, TimeoutError):
+        except (ConnectionError, httpx.TransportError, TimeoutError) as exc:
             error = FatalBackendError(
-                f"Cannot reach Ollama at {self.host}; start it with `ollama serve` or set "
-                "OLLAMA_HOST to the right address."
+                "Ollama: " + describe(classify(exc), self.host, "OLLAMA_HOST", wait_s, START_OLLAMA)
             )
         except ollama.ResponseError as exc:
             error = FatalBackendError(
@@ -232,13 +232,15 @@ class OllamaBackend:
                 f"{where} rejected the request for model '{self.model}' (HTTP {status}): "
                 f"{_short(exc.error)}"
             )
-        if isinstance(exc, httpx.TimeoutException):
-            return TransientBackendError(f"{where} did not answer within {self.timeout:g} s.")
-        if isinstance(exc, ConnectionError | httpx.TransportError):
-            return TransientBackendError(f"Connection to {where} failed or was reset.")
+        if isinstance(exc, ConnectionError | httpx.TransportError):  # timeouts included
+            sentence = describe(classify(exc), self.host, "OLLAMA_HOST", self.timeout, START_OLLAMA)
+            return TransientBackendError(f"Ollama: {sentence}")
         if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError):
             return TransientBackendError(f"{where} sent a malformed chat response.")
         return TransientBackendError(f"Call to {where} failed ({type(exc).__name__}).")
+
+
+START_OLLAMA = "start Ollama with `ollama serve`"
 
 
 def _short(text: object, limit: int = 200) -> str:

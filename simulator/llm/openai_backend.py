@@ -25,10 +25,10 @@ from simulator.llm.base import (
     TransientBackendError,
 )
 from simulator.llm.retry import parse_retry_after
+from simulator.llm.transport import classify, describe, preflight_timeout_s
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, not a real one
-PREFLIGHT_TIMEOUT_S = 10.0
 
 
 def resolve_base_url(base_url: str | None) -> str:
@@ -133,14 +133,14 @@ class OpenAIBackend:
 
     async def preflight(self) -> None:
         """Fail fast, before anything is written, when the server or key cannot work."""
-        client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_S)
+        wait_s = preflight_timeout_s()
+        client = self._client.with_options(timeout=wait_s)
         error: Exception | None = None
         try:
             page = await client.models.list()
-        except openai.APIConnectionError:
+        except openai.APIConnectionError as exc:  # APITimeoutError included
             error = FatalBackendError(
-                f"Cannot reach the OpenAI-compatible server at {self.base_url}; start it or set "
-                "OPENAI_BASE_URL to the right address."
+                describe(classify(exc), self.base_url, "OPENAI_BASE_URL", wait_s)
             )
         except openai.NotFoundError as exc:
             if self.official:
@@ -200,10 +200,10 @@ class OpenAIBackend:
                 f"{where} rejected the request for model '{self.model}' "
                 f"(HTTP {exc.status_code}): {self._scrub(exc.message)}"
             )
-        if isinstance(exc, openai.APITimeoutError):
-            return TransientBackendError(f"{where} did not answer within {self.timeout:g} s.")
-        if isinstance(exc, openai.APIConnectionError):
-            return TransientBackendError(f"Connection to {where} failed or was reset.")
+        if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
+            return TransientBackendError(
+                describe(classify(exc), where, "OPENAI_BASE_URL", self.timeout)
+            )
         if isinstance(exc, openai.APIResponseValidationError):
             return TransientBackendError(f"{where} sent a malformed chat completion.")
         if isinstance(exc, openai.APIStatusError):

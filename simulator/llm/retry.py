@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
@@ -33,7 +33,7 @@ from simulator.llm.base import (
     TransientBackendError,
 )
 
-ErrorKind = Literal["rate_limit", "transient", "fatal"]
+ErrorKind = Literal["rate_limit", "transient", "fatal", "cancelled"]
 
 DEFAULT_POOL_SIZES: Mapping[str, int] = MappingProxyType(
     {"local": 1, "hf": 32, "ollama": 4, "openai": 16, "mock": 64}
@@ -152,6 +152,16 @@ class Attempt:
 OnAttempt = Callable[[Attempt], Awaitable[None] | None]
 
 
+@runtime_checkable
+class AttemptLedger(Protocol):
+    """An `on_attempt` that also wants to know when a request is about to leave, so that a
+    call in flight when the process dies is still on record (with no response)."""
+
+    def begin(self, number: int, started_at: datetime) -> None: ...
+
+    def __call__(self, attempt: Attempt) -> Awaitable[None] | None: ...
+
+
 def error_kind(exc: BaseException) -> ErrorKind:
     if isinstance(exc, RateLimitedError):
         return "rate_limit"
@@ -176,6 +186,10 @@ class ResilientBackend:
         self.policy = policy or RetryPolicy()
         self.model = backend.model
         self.endpoint = backend.endpoint
+        # the URL actually called (OpenAI-compatible base URL, Ollama host); None in-process
+        self.base_url: str | None = getattr(backend, "base_url", None) or getattr(
+            backend, "host", None
+        )
 
     async def chat(
         self,
@@ -214,8 +228,28 @@ class ResilientBackend:
         completion: Completion | None = None
         async with self.pool.slot():
             started_at, t0 = _utc_now_ms(), time.perf_counter()
+            if isinstance(on_attempt, AttemptLedger):
+                on_attempt.begin(number, started_at)
             try:
                 completion = await self.backend.chat(messages, params)
+            except asyncio.CancelledError:
+                # Ctrl-C or a lost lease: the request is abandoned (its HTTP stream closed by
+                # the cancellation); the ledger row says so rather than staying "in flight".
+                if on_attempt is not None:
+                    result = on_attempt(
+                        Attempt(
+                            number=number,
+                            completion=None,
+                            error="cancelled before the reply arrived",
+                            error_kind="cancelled",
+                            latency_s=time.perf_counter() - t0,
+                            started_at=started_at,
+                            waited_s=t0 - queued,
+                        )
+                    )
+                    if inspect.iscoroutine(result):
+                        result.close()  # no awaiting inside a cancellation
+                raise
             except Exception as exc:
                 error = exc
             latency = time.perf_counter() - t0

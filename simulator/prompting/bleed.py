@@ -15,7 +15,8 @@ from dataclasses import dataclass
 class Trimmed:
     text: str
     trimmed: bool  # something was removed (own tag or someone else's lines)
-    cut_at: str | None = None  # the tag where the reply was cut, if it was
+    cut_at: int | None = None  # character index in the raw reply where it was cut, if it was
+    cut_label: str | None = None  # the speaker tag found there (`Prisoner`, `Guard_2`)
 
 
 def _tag_pattern(labels: Iterable[str]) -> str:
@@ -34,22 +35,25 @@ def trim_reply(
     """Clean one reply. `others` are the other agents' names, `other_roles` the roles' names."""
     original = text
     own = re.compile(r"^\s*" + _tag_pattern([speaker, role]) + r"\s*", re.IGNORECASE)
-    text = own.sub("", text, count=1)
+    own_match = own.match(text)
+    offset = own_match.end() if own_match else 0  # raw index of text[0] after the own tag
+    text = text[offset:]
     foreign_labels = [*others, *other_roles, "researcher", "summarizer", "manager"]
     foreign = re.compile(
         r"(?:^|(?<=\n)|(?<=[.!?…]\s)|(?<=[.!?…]\"\s))\s*" + _tag_pattern(foreign_labels),
         re.IGNORECASE,
     )
-    cut_at = None
+    cut_at: int | None = None
+    cut_label: str | None = None
     match = foreign.search(text)
     if match:
-        cut_at = match.group("label")
+        cut_at, cut_label = offset + match.start(), match.group("label")
         text = text[: match.start()]
     # a later line in which the speaker starts again as themselves is dropped too
     again = re.compile(r"\n\s*" + _tag_pattern([speaker]), re.IGNORECASE)
     match = again.search(text)
     if match:
-        cut_at = cut_at or match.group("label")
+        cut_at, cut_label = offset + match.start(), match.group("label")
         text = text[: match.start()]
     text = text.strip()
-    return Trimmed(text, trimmed=text != original.strip(), cut_at=cut_at)
+    return Trimmed(text, trimmed=text != original.strip(), cut_at=cut_at, cut_label=cut_label)

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.sweep import resolve_llm
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.agents import build_agents
@@ -25,21 +26,24 @@ from simulator.store.store import Store
 KIND = "conversation"
 
 
-def choose_llm(experiment: Experiment, model: str | None, field: str) -> LLMChoice:
-    """A model string to an LLM choice: the experiment's own (with its parameters) if listed."""
+def choose_llm(
+    experiment: Experiment, model: str | None, field: str, notes: list[str] | None = None
+) -> LLMChoice:
+    """A model string to an LLM choice: the experiment's own (with its parameters) if listed,
+    else the model with the experiment's default sampling, noted in `notes`."""
     if model is None:
         return experiment.llms[0]
-    for choice in experiment.llms:
-        if choice.model == model.strip():
-            return choice
     try:
-        return LLMChoice(model=model)
+        choice, note = resolve_llm(experiment, model)
     except ValidationError as exc:
         raise UserError(
             exc.errors()[0]["msg"].removeprefix("Value error, "),
             field=field,
             fix="use a model string such as local:smollm2 or ollama:llama3",
         ) from None
+    if note and notes is not None and note not in notes:
+        notes.append(note)
+    return choice
 
 
 def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:
@@ -79,21 +83,36 @@ def build_spec(
     experiment = view.experiment
     counts = parse_counts(agents, experiment, field="--agents")
     per_role = parse_role_models(llm_for, experiment)
-    default = choose_llm(experiment, llm, "--llm")
+    notes: list[str] = []
+    default = choose_llm(experiment, llm, "--llm", notes)
+    if llm is None:
+        notes.append(f"agents' model: {default.model} (not given; the experiment's first LLM)")
     role_llms = {
-        r.name: choose_llm(experiment, per_role[r.name], "--llm-for")
+        r.name: choose_llm(experiment, per_role[r.name], "--llm-for", notes)
         if r.name in per_role
         else default
         for r in experiment.roles
     }
-    manager = (
-        choose_llm(experiment, manager_llm, "--manager-llm")
-        if (manager_llm or speaker == "auto")
-        else None
+    first_role = experiment.roles[0].name
+    agents_model = role_llms[first_role]
+    whose = (
+        "the agents' model"
+        if len({c.model for c in role_llms.values()}) == 1
+        else f"the model of the first role, {first_role}"
     )
-    summarizer = (
-        choose_llm(experiment, summarizer_llm, "--summarizer-llm") if summarizer_llm else default
-    )
+    manager = None
+    if manager_llm:
+        manager = choose_llm(experiment, manager_llm, "--manager-llm", notes)
+    elif speaker == "auto":
+        manager = agents_model
+        notes.append(f"manager_llm: {manager.model} (not given; {whose})")
+    if summarizer_llm:
+        summarizer = choose_llm(experiment, summarizer_llm, "--summarizer-llm", notes)
+    else:
+        summarizer = agents_model
+        notes.append(f"summarizer_llm: {summarizer.model} (not given; {whose})")
+    if seed is None:
+        notes.append("seed: none (speaker choice and sampling are not reproducible)")
     data = {
         "agents": counts,
         "total_messages": total_messages,
@@ -103,6 +122,7 @@ def build_spec(
         "manager_llm": manager,
         "summarizer_llm": summarizer,
         "seed": seed,
+        "defaults_applied": notes,
     }
     try:
         spec = ConversationSpec.model_validate(data)

@@ -15,6 +15,7 @@ from simulator.domain.sweep import (
     SweepSpec,
     calls_per_conversation,
     expand,
+    resolve_llm,
     to_llm_choice,
 )
 from simulator.domain.yaml_io import validation_to_user_error
@@ -33,6 +34,7 @@ class Plan:
     already_stored: int
     sample: Cell
     planned: list[PlannedConversation]
+    defaults_applied: list[str]
 
     def as_dict(self) -> dict:
         return {
@@ -42,6 +44,7 @@ class Plan:
             "already_stored": self.already_stored,
             "sample_cell": self.sample.as_dict(),
             "sample_label": self.sample.label(),
+            "defaults_applied": self.defaults_applied,
         }
 
 
@@ -52,10 +55,11 @@ def validate_spec(data: dict, source: str | None = None) -> SweepSpec:
         raise validation_to_user_error(exc, "sweep", source=source, marks={}) from None
 
 
-def plan(store: Store, view: ExperimentView, spec: SweepSpec) -> Plan:
-    """What the sweep will run, without writing anything."""
+def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Plan:
+    """What the sweep will run, without writing anything. Conversations are keyed per owner:
+    a researcher's sweep reuses only their own identical conversations."""
     try:
-        planned = expand(spec, view.experiment, view.version)
+        planned = expand(spec, view.experiment, view.version, owner)
     except (ValueError, KeyError) as exc:
         raise UserError(
             str(exc.args[0]), field="sweep", fix="adjust the sweep file or flags"
@@ -69,17 +73,49 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec) -> Plan:
     cell_keys = {p.cell_key: p.cell for p in planned}
     calls = sum(calls_per_conversation(p.cell, spec.total_messages) for p in planned)
     stored = len(store.sweeps.existing_keys([p.key for p in planned]))
-    return Plan(len(cell_keys), len(planned), calls, stored, planned[0].cell, planned)
+    notes: dict[str, None] = {}
+    if spec.seed is None:
+        notes["seed: none (speaker choice and sampling are not reproducible)"] = None
+    for cell in cell_keys.values():
+        notes.update(dict.fromkeys(cell_defaults(view, cell)))
+    return Plan(len(cell_keys), len(planned), calls, stored, planned[0].cell, planned, list(notes))
 
 
-def sweep_key(view: ExperimentView, spec: SweepSpec) -> str:
-    return "s_" + content_hash({"v": view.version, "spec": spec.model_dump(mode="json")}, 20)
+def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
+    """Sentences for every value of a cell the tool chose because the sweep did not say."""
+    experiment = view.experiment
+    notes = []
+    for model in dict.fromkeys(
+        [*cell.role_llms.values(), *(m for m in (cell.manager_llm, cell.summarizer_llm) if m)]
+    ):
+        note = resolve_llm(experiment, model)[1]
+        if note:
+            notes.append(note)
+    first_role = experiment.roles[0].name
+    whose = (
+        "the agents' model"
+        if len(set(cell.role_llms.values())) == 1
+        else f"the model of the first role, {first_role}"
+    )
+    if cell.speaker_method == "auto" and cell.manager_defaulted:
+        notes.append(f"manager_llm: {cell.manager_llm} (not given; {whose})")
+    if cell.summarizer_llm is None:
+        notes.append(f"summarizer_llm: {cell.role_llms[first_role]} (not given; {whose})")
+    return notes
+
+
+def sweep_key(view: ExperimentView, spec: SweepSpec, owner: str) -> str:
+    """The same owner, experiment version and spec give the same sweep (re-creating is a no-op);
+    another researcher's identical sweep is their own."""
+    return "s_" + content_hash(
+        {"v": view.version, "spec": spec.model_dump(mode="json"), "owner": owner}, 20
+    )
 
 
 def create(store: Store, view: ExperimentView, spec: SweepSpec, user: str) -> tuple[dict, int]:
     """Create the sweep (or find the identical one) and store every conversation not yet stored."""
-    the_plan = plan(store, view, spec)
-    key = sweep_key(view, spec)
+    the_plan = plan(store, view, spec, user)
+    key = sweep_key(view, spec, user)
     existing = store.sweeps.find_by_key(key)
     sweep = (
         existing
@@ -127,6 +163,8 @@ def conversation_document(
         summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
         seed=planned.seed,
         variant=cell.variant,
+        defaults_applied=cell_defaults(view, cell)
+        + ([] if planned.seed is not None else ["seed: none (not reproducible)"]),
     )
     agents = build_agents(experiment, conv_spec)
     return ConversationsRepository.new_document(

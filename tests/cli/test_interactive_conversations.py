@@ -7,6 +7,7 @@ slow model is needed), so every run is offline and takes well under a second per
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,8 @@ from simulator.testing import StubLLMServer
 pytestmark = pytest.mark.pty
 
 MAIN = "What do you want to do?"
-PICK = "Which experiment? (type to filter)"
-CONVERSATIONS = "Which conversation? (type to filter)"
+PICK = "Which experiment?"
+CONVERSATIONS = "Which conversation?"
 WHO = "Who speaks next?"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 MOCKS = ["mock:guard", "mock:prisoner", "mock:manager"]
@@ -51,20 +52,20 @@ def make_experiment(sim, tmp_path: Path, models: list[str]) -> str:
 
 def open_experiment(spawn, exp_id: str, user: str = "alice"):
     app = spawn(SIM_USER=user)
-    app.menu(MAIN, "s")
+    app.menu(MAIN, "Select")
     app.answer(PICK, "Prison" + ENTER)
     return app, f"Experiment {exp_id}: Prison experiment"
 
 
 def answer_perform(
-    app, title: str, method_key: str, total: str, days: str, summarizer_key: str = "3"
+    app, title: str, method: str, total: str, days: str, summarizer: str = "mock:manager"
 ) -> None:
     """Guard on mock:guard, Prisoner on mock:prisoner, one agent each, no seed."""
-    app.menu(title, "p")
+    app.menu(title, "Perform conversation")
     app.answer("LLM for role Guard", ENTER)  # the default: the first LLM
-    app.answer("LLM for role Prisoner", "2" + ENTER)
-    app.answer("How is the next speaker chosen?", method_key + ENTER)
-    app.answer("Summarizer LLM (writes each day's summary)", summarizer_key + ENTER)
+    app.answer("LLM for role Prisoner", "prisoner" + ENTER)
+    app.answer("How is the next speaker chosen?", method + ENTER)
+    app.answer("Summarizer LLM (writes each day's summary)", summarizer + ENTER)
     app.answer("Total messages (even)", CLEAR_LINE + total + ENTER)
     app.answer("Days (1–", CLEAR_LINE + days + ENTER)
     app.answer("Agents of role Guard (1–99)", ENTER)
@@ -77,14 +78,14 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     exp_id = make_experiment(sim, tmp_path, MOCKS)
     app, title = open_experiment(spawn, exp_id)
 
-    app.menu(title, "p")
+    app.menu(title, "Perform conversation")
     app.answer("LLM for role Guard", CTRL_C)  # Ctrl-C while answering: back to the experiment
     app.expect("Cancelled.")
-    app.menu(title, "p")
+    app.menu(title, "Perform conversation")
     app.answer("LLM for role Guard", ENTER)
-    app.answer("LLM for role Prisoner", "2" + ENTER)
-    app.answer("How is the next speaker chosen?", "r" + ENTER)
-    app.answer("Summarizer LLM (writes each day's summary)", "3" + ENTER)
+    app.answer("LLM for role Prisoner", "prisoner" + ENTER)
+    app.answer("How is the next speaker chosen?", "round" + ENTER)
+    app.answer("Summarizer LLM (writes each day's summary)", "manager" + ENTER)
     app.answer("Total messages (even)", CLEAR_LINE + "5" + ENTER)
     app.expect("5 is odd: the total must be even")
     app.answer("Total messages (even)", CLEAR_LINE + "0" + ENTER)
@@ -105,19 +106,19 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     app.expect("Day 2")
     first = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
-    answer_perform(app, title, "m", total="4", days="1")
+    answer_perform(app, title, "manual", total="4", days="1")
     # each prompt is matched whole: an answered one still shows "Who speaks next?"
-    app.answer("Day 1, message 1. " + WHO, "2" + ENTER)  # Prisoner_1 opens
-    app.answer("Day 1, message 2; last: Prisoner_1. " + WHO, "2" + ENTER)  # and goes on
-    app.answer("Day 1, message 3; last: Prisoner_1. " + WHO, "1" + ENTER)  # then Guard_1
+    app.answer("Day 1, message 1. " + WHO, "pris" + ENTER)  # Prisoner_1 opens
+    app.answer("Day 1, message 2; last: Prisoner_1. " + WHO, "pris" + ENTER)  # and goes on
+    app.answer("Day 1, message 3; last: Prisoner_1. " + WHO, "guard" + ENTER)  # then Guard_1
     app.answer("Day 1, message 4; last: Guard_1. " + WHO, ENTER)  # default: the next one
     second = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
-    answer_perform(app, title, "m", total="4", days="1")
+    answer_perform(app, title, "manual", total="4", days="1")
     app.answer("Day 1, message 1. " + WHO, CTRL_C)  # Ctrl-C at a manual pick stops at once
     app.expect("Stopped at once; the conversation is kept, marked interrupted.")
-    app.menu(title, "b")
-    app.menu(MAIN, "x")
+    app.menu(title, "Back")
+    app.menu(MAIN, "Exit")
     app.finish()
 
     listed = {d["_id"]: d for d in sim.json("conversation", "list")}
@@ -158,53 +159,80 @@ def test_view_favourite_and_delete_owner_only(spawn, sim, tmp_path):
     assert run["status"] == "done"
 
     bob, title = open_experiment(spawn, exp_id, user="bob")
-    bob.menu(title, "c")
+    bob.menu(title, "Conversations")
     bob.answer(CONVERSATIONS, conv_id + ENTER)
     menu = f"Conversation {conv_id} (done)"
-    bob.menu(menu, "v")
+    bob.menu(menu, "View")
     bob.expect("summary of day 1")
     bob.expect("summary of day 2")
-    bob.menu(menu, "f")
+    bob.menu(menu, "Add to favourites")
     bob.expect(f"{conv_id} added to your favourites.")
-    bob.menu(menu + " ★", "x")
-    bob.expect(f"Conversation {conv_id} belongs to alice; only its owner may delete it.")
-    bob.menu(menu + " ★", "b")
+    bob.menu(menu + " ★", "Back")
     bob.answer(CONVERSATIONS, "Back" + ENTER)
-    bob.menu(title, "b")
-    bob.menu(MAIN, "x")
+    bob.menu(title, "Back")
+    bob.menu(MAIN, "Exit")
     output = ANSI.sub("", bob.finish())
+    assert "Delete" not in output  # a colleague's conversation: Delete is not offered
     for name in ("Guard_1: reply 1 to", "Prisoner_1: reply 1 to", "Guard_1 (mock:guard)"):
         assert name in output
     assert sim.json("conversation", "list", user="bob")[0]["favourite"] is True
     assert sim.json("conversation", "list", user="alice")[0]["favourite"] is False
 
     alice, title = open_experiment(spawn, exp_id)
-    alice.menu(title, "c")
+    alice.menu(title, "Conversations")
     alice.answer(CONVERSATIONS, conv_id + ENTER)
-    alice.menu(menu, "p")
+    alice.menu(menu, "View prompts")
     alice.expect("response:")
-    alice.menu(menu, "x")
+    alice.menu(menu, "Delete")
     alice.answer(f"Delete {conv_id} with its 4 messages?", "n")
     alice.expect("Nothing deleted.")
-    alice.menu(menu, "x")
+    alice.menu(menu, "Delete")
     alice.answer(f"Delete {conv_id} with its 4 messages?", "y")
     alice.expect(f"Deleted {conv_id}.")
     alice.expect("No conversations of this experiment yet")
-    alice.menu(title, "b")
-    alice.menu(MAIN, "x")
+    alice.menu(title, "Back")
+    alice.menu(MAIN, "Exit")
     alice.finish()
     assert sim.json("conversation", "list") == []
 
 
-def test_ctrl_c_during_a_run_stops_after_the_turn(spawn, sim, tmp_path):
-    """A slow loopback model, so the run is still going when Ctrl-C arrives."""
+@pytest.mark.skipif(shutil.which("less") is None, reason="the default pager, less, is absent")
+def test_view_prompts_in_the_pager_shows_no_escape_codes(spawn, sim, tmp_path):
+    """More calls than a screen holds go through the pager; less (without -R) showed every
+    colour code as literal `ESC[1m` text."""
+    exp_id = make_experiment(sim, tmp_path, ["mock:guard"])
+    run = sim.json("run", exp_id, "--agents", "Guard=1,Prisoner=1", "--messages", "22")
+    conv_id = run["conversation_id"]
+    app = spawn(SIM_USER="alice", PAGER="less", MANPAGER="", LESS="")
+    app.menu(MAIN, "Select")
+    app.answer(PICK, "Prison" + ENTER)
+    app.menu(f"Experiment {exp_id}: Prison experiment", "Conversations")
+    app.answer(CONVERSATIONS, conv_id + ENTER)
+    menu = f"Conversation {conv_id} (done)"
+    app.menu(menu, "View prompts")
+    app.expect("agent_turn")  # the pager's first screen
+    app.expect("Guard_1")
+    app.child.send("q")
+    app.menu(menu, "Back")
+    app.answer(CONVERSATIONS, "Back" + ENTER)
+    app.menu(f"Experiment {exp_id}: Prison experiment", "Back")
+    app.menu(MAIN, "Exit")
+    screen = ANSI.sub("", app.finish())
+    for raw in ("ESC[", "[bold]", "[/bold]", "[green]", "\\x1b"):
+        assert raw not in screen, raw
+    assert "system:" in screen and "response:" in screen
+
+
+def test_ctrl_c_during_a_run_stops_it_at_once(spawn, sim, tmp_path):
+    """A slow loopback model, so a request is in flight when Ctrl-C arrives: it is cancelled,
+    not waited for."""
     with StubLLMServer(latency_s=0.3) as stub:
         exp_id = make_experiment(sim, tmp_path, ["openai:stub"])
         title = f"Experiment {exp_id}: Prison experiment"
         app = spawn(SIM_USER="alice", OPENAI_BASE_URL=stub.openai_base_url)
-        app.menu(MAIN, "s")
+        app.menu(MAIN, "Select")
         app.answer(PICK, "Prison" + ENTER)
-        app.menu(title, "p")
+        app.menu(title, "Perform conversation")
         app.expect("LLM for role Guard: openai:stub")  # one LLM: nothing to choose
         app.answer("How is the next speaker chosen?", ENTER)
         app.answer("Total messages (even)", CLEAR_LINE + "20" + ENTER)
@@ -215,10 +243,10 @@ def test_ctrl_c_during_a_run_stops_after_the_turn(spawn, sim, tmp_path):
         app.answer("Start the conversation?", ENTER)
         app.expect("Reply 1 to: Researcher:")  # the first message is on screen
         app.child.send(CTRL_C)
-        app.expect("Stopping after the current turn")
-        app.expect(r"Conversation conv_[0-9a-z]+ interrupted", regex=True)
-        app.menu(title, "b")
-        app.menu(MAIN, "x")
+        app.expect("Stopping: cancelling the request in flight")
+        app.expect("Stopped at once; the conversation is kept, marked interrupted.")
+        app.menu(title, "Back")
+        app.menu(MAIN, "Exit")
         app.finish()
     [doc] = sim.json("conversation", "list")
     assert doc["status"] == "interrupted"

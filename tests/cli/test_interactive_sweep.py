@@ -31,11 +31,11 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
     exp_id = make_experiment(sim, tmp_path, ["mock:a", "mock:b"])
     app, title = open_experiment(spawn, exp_id)
 
-    app.menu(title, "w")
+    app.menu(title, "sweep")
     app.answer("Conversations per setting (1–10000)", CTRL_C)  # Ctrl-C: back to the experiment
     app.expect("Cancelled.")
 
-    app.menu(title, "w")
+    app.menu(title, "sweep")
     app.answer("Conversations per setting (1–10000)", CLEAR_LINE + "2" + ENTER)
     app.answer("LLMs (one per conversation", DOWN + SPACE + ENTER)  # mock:a is ticked; add mock:b
     app.answer("Total messages (even)", CLEAR_LINE + "3" + ENTER)
@@ -63,8 +63,8 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
     sweep_id = app.expect(r"Sweep s[a-z]*_[0-9a-z]+: 32 new conversation\(s\) stored", regex=True)
     sweep_id = sweep_id.split()[1].rstrip(":")
     app.expect("done 32/32")
-    app.menu(title, "b")
-    app.menu("What do you want to do?", "x")
+    app.menu(title, "Back")
+    app.menu("What do you want to do?", "Exit")
     output = ANSI.sub("", app.finish())
     assert "is not complete" not in output
 
@@ -90,7 +90,7 @@ def test_ctrl_c_during_the_sweep_stops_after_the_turns(spawn, sim, pty_env, tmp_
         pty_env["OPENAI_BASE_URL"] = stub.openai_base_url  # for the pty and the commands alike
         exp_id = make_experiment(sim, tmp_path, ["openai:stub"])
         app, title = open_experiment(spawn, exp_id)
-        app.menu(title, "w")
+        app.menu(title, "sweep")
         app.answer("Conversations per setting (1–10000)", CLEAR_LINE + "4" + ENTER)
         app.expect("LLM: openai:stub")  # one LLM: nothing to choose
         app.answer("Total messages (even)", CLEAR_LINE + "6" + ENTER)
@@ -106,10 +106,10 @@ def test_ctrl_c_during_the_sweep_stops_after_the_turns(spawn, sim, pty_env, tmp_
         app.answer("Conversations at a time (1–256)", CLEAR_LINE + "2" + ENTER)
         sweep_id = app.expect(r"Running sweep_[0-9a-z]+", regex=True).split()[1]
         app.child.send(CTRL_C)
-        app.expect("Stopping after the current turn")
+        app.expect("Stopping: cancelling the request in flight")
         app.expect(f"Sweep {sweep_id} is not complete; finish it with llm-sim sweep resume")
-        app.menu(title, "b")
-        app.menu("What do you want to do?", "x")
+        app.menu(title, "Back")
+        app.menu("What do you want to do?", "Exit")
         app.finish()
         status = sim.json("sweep", "status", sweep_id)
         assert status["counts"]["done"] < 4

@@ -130,5 +130,11 @@ def test_spec_rejects_impossible_runs(changes, message):
 def test_bleed_trimming(raw, clean, cut):
     result = trim_reply(raw, "Guard_1", "Guard", ["Guard_2", "Prisoner_1"], ["Prisoner"])
     assert result.text == clean
-    assert result.cut_at == cut
+    assert result.cut_label == cut
     assert result.trimmed == (clean != raw)
+    if cut is None:
+        assert result.cut_at is None
+    else:  # cut_at is the character of the raw reply where the cut began
+        assert isinstance(result.cut_at, int)
+        assert raw[: result.cut_at].strip().endswith(clean) or clean == ""
+        assert cut in raw[result.cut_at :][: len(cut) + 4]

@@ -47,7 +47,7 @@ def test_rerunning_the_same_sweep_skips_what_is_done(store, prison_path):
 
     again, added_again = sweep_service.create(store, view, spec, "alice")
     assert again["_id"] == sweep["_id"] and added_again == 0
-    assert sweep_service.plan(store, view, spec).already_stored == 8
+    assert sweep_service.plan(store, view, spec, "alice").already_stored == 8
     progress = run_sweep(store, sweep["_id"], LLMAccess(policy=RetryPolicy.no_wait()))
     assert progress.calls == 0
     assert store.db.messages.count_documents({}) == messages
@@ -102,9 +102,9 @@ def test_twenty_percent_faults_are_retried_and_recorded(tmp_path, faulty_stub, p
     for text in (
         "rate limiting",
         "server error",
-        "did not answer",
+        "sent no answer within",  # a timeout is told apart from a dropped connection
         "malformed",
-        "failed or was reset",
+        "closed the connection before answering",
     ):
         assert text in errors
     for conv in store.sweeps.conversations(sweep["_id"]):

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, pull_progress
+from simulator.cli.params import SEED
 from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec, split_messages
 from simulator.engine.llm_access import LLMAccess
+from simulator.errors import UserError
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.services.conversations import RunOutcome
@@ -39,8 +42,7 @@ def execute(
             await llms.aclose()
 
     if not as_json:
-        split = ", ".join(str(n) for n in split_messages(spec.total_messages, spec.days))
-        app.err.print(f"{spec.total_messages} messages over {spec.days} day(s): {split}")
+        print_header(app, spec)
     outcome = run_until_stopped(go, app.err)
     if as_json:
         app.print_json(
@@ -52,6 +54,21 @@ def execute(
             }
         )
     return outcome
+
+
+def print_header(app: AppContext, spec: ConversationSpec) -> None:
+    """What will run, including every value the tool chose because nobody said."""
+    split = ", ".join(str(n) for n in split_messages(spec.total_messages, spec.days))
+    app.err.print(f"{spec.total_messages} messages over {spec.days} day(s): {split}")
+    models = ", ".join(f"{role}: {choice.model}" for role, choice in spec.role_llms.items())
+    extra = []
+    if spec.manager_llm is not None:
+        extra.append(f"manager: {spec.manager_llm.model}")
+    if spec.summarizer_llm is not None:
+        extra.append(f"summarizer: {spec.summarizer_llm.model}")
+    app.err.print(f"models: {', '.join([models, *extra])}", markup=False, highlight=False)
+    for note in spec.defaults_applied:
+        app.err.print(f"default: {note}", markup=False, highlight=False)
 
 
 @click.command("run")
@@ -74,7 +91,7 @@ def execute(
 )
 @click.option("--manager-llm", help="Model that picks speakers for --speaker auto.")
 @click.option("--summarizer-llm", help="Model that writes the daily summaries.")
-@click.option("--seed", type=int, help="Seed for speaker choice and sampling.")
+@click.option("--seed", type=SEED, help="Seed for speaker choice and sampling (0 to 2^63-1).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
 def run_cmd(
@@ -107,6 +124,13 @@ def run_cmd(
     )
     manual = None
     if speaker == "manual":
+        if not sys.stdin.isatty():
+            raise UserError(
+                "--speaker manual asks a person for every speaker, and standard input is not a "
+                "terminal",
+                field="--speaker",
+                fix="run it in a terminal, or choose round_robin, random, role_alternating or auto",
+            )
         manual = _terminal_picker()
     outcome = execute(app, view, spec, as_json, manual)
     if outcome.status == "failed":
@@ -118,6 +142,10 @@ def _terminal_picker():
 
     def ask(state) -> str:
         names = ", ".join(a.name for a in state.agents)
-        return click.prompt(f"Next speaker ({names})", type=str)
+        try:
+            return click.prompt(f"Next speaker ({names})", type=str)
+        except (click.Abort, EOFError):
+            # input closed: the conversation is interrupted (resumable), never left running
+            raise KeyboardInterrupt from None
 
     return ask

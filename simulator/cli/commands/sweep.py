@@ -11,6 +11,14 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.params import (
+    LEASE_TTL,
+    MAX_CONCURRENCY,
+    MAX_LEASE_TTL_S,
+    MIN_LEASE_TTL_S,
+    SEED,
+    heartbeat_for,
+)
 from simulator.cli.sweep_progress import SweepDisplay, describe
 from simulator.domain.conversation import SPEAKER_METHODS
 from simulator.domain.sweep import SweepSpec
@@ -64,7 +72,7 @@ def sweep() -> None:
     metavar="SECTION=NAME,…|all",
     help="e.g. 'Guard/Personality=all'.",
 )
-@click.option("--seed", type=int)
+@click.option("--seed", type=SEED)
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
 @click.option("--yes", is_flag=True, help="Create without asking.")
 @json_option
@@ -81,7 +89,7 @@ def create_cmd(
     """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
     view = exp_service.get(app.store, experiment_id, app.user)
     spec = _spec_from(view, file, flags)
-    plan = service.plan(app.store, view, spec)
+    plan = service.plan(app.store, view, spec, app.user)
     if as_json and dry_run:
         app.print_json(plan.as_dict())
         return
@@ -148,6 +156,8 @@ def _print_plan(app: AppContext, plan: service.Plan) -> None:
         f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}"
     )
     app.console.print(f"sample cell: {plan.sample.label()}")
+    for note in plan.defaults_applied:
+        app.console.print(f"default: {note}", markup=False, highlight=False)
 
 
 def _run(
@@ -182,7 +192,7 @@ def _run(
                 llms,
                 concurrency=concurrency,
                 lease_ttl_s=lease_ttl,
-                heartbeat_s=max(1.0, lease_ttl / 4),
+                heartbeat_s=heartbeat_for(lease_ttl),
                 on_progress=display,
                 stop=stop,
             )
@@ -191,7 +201,16 @@ def _run(
             finally:
                 await llms.aclose()
 
-    progress = run_until_stopped(go, app.err)
+    try:
+        progress = run_until_stopped(go, app.err)
+    except KeyboardInterrupt:
+        counts = service.status(app.store, sweep_id)["counts"]
+        app.err.print(
+            f"Stopped: {counts['done']} done, {counts['interrupted']} interrupted (resumable). "
+            f"Finish it with llm-sim sweep resume {sweep_id}",
+            markup=False,
+        )
+        raise
     status = service.status(app.store, sweep_id)
     if as_json:
         app.print_json(status)
@@ -206,7 +225,11 @@ def _run(
 
 def _run_options(f):
     f = click.option(
-        "--concurrency", type=int, default=8, show_default=True, help="Conversations at a time."
+        "--concurrency",
+        type=click.IntRange(1, MAX_CONCURRENCY),
+        default=8,
+        show_default=True,
+        help="Conversations at a time.",
     )(f)
     f = click.option(
         "--pool",
@@ -217,10 +240,11 @@ def _run_options(f):
     )(f)
     f = click.option(
         "--lease-ttl",
-        type=float,
+        type=LEASE_TTL,
         default=60.0,
         show_default=True,
-        help="Seconds before another worker may take over a silent worker's conversation.",
+        help="Seconds before another worker may take over a silent worker's conversation "
+        f"({MIN_LEASE_TTL_S:g} to {MAX_LEASE_TTL_S:g}; the heartbeat renews it every quarter).",
     )(f)
     return json_option(f)
 

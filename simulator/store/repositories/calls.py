@@ -43,6 +43,36 @@ class CallsRepository:
             self._known_prompts.clear()
         return digest
 
+    def insert_at(self, conversation_id: str, seq: int, doc: dict) -> bool:
+        """Insert a ledger row at `seq`; False when that seq is taken (another run wrote it).
+
+        The id is derived from the conversation and the seq, so uniqueness holds on every store
+        flavour without a compound unique index.
+        """
+        row = {
+            "_id": f"{conversation_id}-c{seq:06d}",
+            "schema_version": SCHEMA_VERSION,
+            **doc,
+            "seq": seq,
+        }
+        try:
+            self._calls.insert_one(row)
+        except DuplicateKeyError:
+            return False
+        return True
+
+    def complete(self, call_id: str, outcome: dict) -> None:
+        """Fill in an in-flight row with what the call returned (or how it failed)."""
+        self._calls.update_one({"_id": call_id}, {"$set": outcome})
+
+    def max_seq(self, conversation_id: str) -> int:
+        found = list(
+            self._calls.find({"conversation_id": conversation_id}, {"seq": 1})
+            .sort("seq", -1)
+            .limit(1)
+        )
+        return int(found[0]["seq"]) if found else 0
+
     def insert(self, doc: dict) -> str:
         doc = {"_id": new_id("call"), "schema_version": SCHEMA_VERSION, **doc}
         self._calls.insert_one(doc)

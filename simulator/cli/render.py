@@ -16,7 +16,7 @@ STAR = "★"
 def experiments_table(views: list[ExperimentView], user: str) -> Table:
     table = Table(title="Experiments", show_lines=False)
     for column in ("", "id", "name", "owner", "roles", "created", "note"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column == "id")  # ids stay whole
     for view in views:
         exp = view.experiment
         owner = view.owner + (" (you)" if view.owner == user else "")

@@ -2,49 +2,107 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
+from rich.text import Text
 
+from simulator.analysis.report.controls import pieces, visible
 from simulator.cli.live import role_colour
 from simulator.store.clock import as_datetime
 
 
+def shown(text: str | None) -> str:
+    """Rich markup for stored text: escaped, with each invisible character (U+202E, zero-width,
+    C0/C1 controls) as a reversed marker such as ⟨U+202E⟩, so none can hide or reorder text."""
+    return "".join(
+        f"[reverse]{chunk}[/reverse]" if is_marker else escape(chunk)
+        for chunk, is_marker in pieces(text or "")
+    )
+
+
+COLUMNS = (
+    "star",
+    "id",
+    "experiment",
+    "owner",
+    "status",
+    "agents",
+    "messages",
+    "days",
+    "speaker",
+    "created",
+)
+
+
+def _row(doc: dict) -> dict[str, str]:
+    spec = doc["spec"]
+    counters = doc.get("counters") or {}
+    return {
+        "star": "★" if doc.get("favourite") else "",
+        "id": doc["_id"],
+        "experiment": doc["experiment_id"],
+        "owner": doc["owner"],
+        "status": doc["status"],
+        "agents": ", ".join(f"{n} {r}" for r, n in spec["agents"].items()),
+        "messages": f"{counters.get('messages', 0)}/{spec['total_messages']}",
+        "days": str(spec["days"]),
+        "speaker": spec["speaker_method"],
+        "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
+    }
+
+
 def conversations_table(docs: list[dict]) -> Table:
+    """Every field in one row per conversation; ids never wrap or shrink."""
     table = Table(title="Conversations")
-    for column in (
-        "",
-        "id",
-        "experiment",
-        "owner",
-        "status",
-        "agents",
-        "messages",
-        "days",
-        "speaker",
-        "created",
-    ):
-        table.add_column(column)
-    for doc in docs:
-        spec = doc["spec"]
-        agents = ", ".join(f"{n} {r}" for r, n in spec["agents"].items())
-        counters = doc.get("counters") or {}
-        created = as_datetime(doc["created_at"])
-        table.add_row(
-            "★" if doc.get("favourite") else "",
-            doc["_id"],
-            doc["experiment_id"],
-            escape(doc["owner"]),
-            doc["status"],
-            escape(agents),
-            f"{counters.get('messages', 0)}/{spec['total_messages']}",
-            str(spec["days"]),
-            spec["speaker_method"],
-            f"{created:%Y-%m-%d %H:%M}",
+    rows = [_row(doc) for doc in docs]
+    for key in COLUMNS:
+        widest = max((len(r[key]) for r in rows), default=0)
+        table.add_column(
+            "" if key == "star" else key,
+            no_wrap=key != "agents",
+            # the whole id, always: a cut id is one nobody can paste
+            min_width=widest if key in ("id", "experiment") else None,
         )
+    for row in rows:
+        table.add_row(*(Text(visible(value)) for value in row.values()))
     return table
+
+
+def conversations_lines(docs: list[dict]) -> Group:
+    """The narrow-screen form: two lines per conversation, the full id first."""
+    lines = []
+    for row in (_row(doc) for doc in docs):
+        head = Text(row["id"], style="bold")
+        head.append(f" {row['star']}" if row["star"] else "")
+        days = "1 day" if row["days"] == "1" else f"{row['days']} days"
+        head.append(f"  {row['status']}  {row['messages']} messages · {days} · ")
+        head.append(row["speaker"])
+        tail = Text(f"  {row['experiment']} · ")
+        tail.append(visible(row["owner"]))
+        tail.append(f" · {visible(row['agents'])} · {row['created']}", style="dim")
+        lines += [head, tail]
+    return Group(*lines)
+
+
+def natural_width(console: Console, renderable: object) -> int:
+    """The width `renderable` takes when nothing has to wrap (Measurement alone is clamped to
+    the screen, so it cannot tell whether a table fits)."""
+    options = console.options.update_width(100_000)
+    return Measurement.get(console, options, renderable).maximum
+
+
+def print_conversations(console: Console, docs: list[dict]) -> None:
+    """The table when it fits the screen; else the two-line form (a squeezed table cuts ids)."""
+    table = conversations_table(docs)
+    if natural_width(console, table) <= console.width:
+        console.print(table)
+    else:
+        console.print(Text("Conversations", style="bold"))
+        console.print(conversations_lines(docs))
 
 
 def show_transcript(console: Console, data: dict) -> None:
@@ -52,12 +110,12 @@ def show_transcript(console: Console, data: dict) -> None:
     roles: list[str] = [r["name"] for r in conv["experiment"]["roles"]]
     console.print(
         f"[bold]{conv['_id']}[/bold] of {conv['experiment_id']} — {conv['status']}"
-        + (f" ({escape(conv['error'])})" if conv.get("error") else "")
+        + (f" ({shown(conv['error'])})" if conv.get("error") else "")
     )
     console.print(
         "agents: "
         + ", ".join(
-            f"[{role_colour(a['role'], roles)}]{escape(a['name'])}[/] ({escape(a['model'])})"
+            f"[{role_colour(a['role'], roles)}]{shown(a['name'])}[/] ({escape(a['model'])})"
             for a in conv["agents"]
         )
     )
@@ -73,14 +131,14 @@ def show_transcript(console: Console, data: dict) -> None:
         flags = " [dim](trimmed)[/]" if message.get("trimmed") else ""
         flags += " [dim](empty)[/]" if message.get("empty") else ""
         console.print(
-            f"[bold {colour}]{escape(message['speaker'])}[/]: {escape(message['text'])}{flags}"
+            f"[bold {colour}]{shown(message['speaker'])}[/]: {shown(message['text'])}{flags}"
         )
     if current_day is not None and current_day in summaries:
         _summary(console, current_day, summaries[current_day])
 
 
 def _summary(console: Console, day: int, text: str) -> None:
-    console.print(Panel(escape(text), title=f"summary of day {day}", style="dim"))
+    console.print(Panel(shown(text), title=f"summary of day {day}", style="dim"))
 
 
 def show_prompts(console: Console, calls: list[dict]) -> None:
@@ -93,8 +151,8 @@ def show_prompts(console: Console, calls: list[dict]) -> None:
         )
         console.print(Rule(escape(head)))
         for message in call["messages"]:
-            console.print(f"[bold]{message['role']}[/bold]: {escape(message['content'])}")
+            console.print(f"[bold]{message['role']}[/bold]: {shown(message['content'])}")
         if call.get("error"):
-            console.print(f"[red]error:[/red] {escape(call['error'])}")
+            console.print(f"[red]error:[/red] {shown(call['error'])}")
         else:
-            console.print(f"[green]response:[/green] {escape(call.get('response') or '')}")
+            console.print(f"[green]response:[/green] {shown(call.get('response'))}")

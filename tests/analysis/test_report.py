@@ -188,8 +188,9 @@ def test_report_is_self_contained_and_keeps_model_text_out_of_markup(built):
     assert csp.startswith("default-src 'none'; img-src data:;") and "'sha256-" in csp
     assert "document.title='PWNED'" in page  # the reply is there, but only in escaped form:
     assert "<script>document.title" not in page and "</script><img" not in page
-    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
-    assert "\\u003cscript\\u003edocument.title='PWNED'\\u003c/script\\u003e" in data.group(1)
+    bodies = re.findall(r'<script type="application/json" id="t-\d+">(.*?)</script>', page, re.S)
+    assert len(bodies) == len(built["conversations"])  # one data tag per transcript
+    assert "\\u003cscript\\u003edocument.title='PWNED'\\u003c/script\\u003e" in bodies[0]
     for uri in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page):
         assert b"<svg" in base64.b64decode(uri)[:2000]
 

@@ -6,9 +6,9 @@ tests and other front ends can use either half.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from simulator.analysis.exports import check_output_file, write_file_atomically
 from simulator.analysis.report.builder import ReportContext, build_context
 from simulator.analysis.report.html import render
 from simulator.store.store import Store
@@ -22,15 +22,12 @@ def render_report(store: Store, target_id: str, per_cell: int = 20) -> tuple[str
     return render(ctx), ctx
 
 
-def write_report(store: Store, target_id: str, output: Path, per_cell: int = 20) -> ReportContext:
-    """Write the page atomically, so a browser never opens a half-written report."""
+def write_report(
+    store: Store, target_id: str, output: Path, per_cell: int = 20, field: str = "--output"
+) -> ReportContext:
+    """Write the page atomically, so a browser never opens a half-written report; an output
+    path that cannot be written is refused before the report is built."""
+    check_output_file(output, field)
     page, ctx = render_report(store, target_id, per_cell)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")  # open() honours the umask
-    try:
-        tmp.write_text(page, encoding="utf-8")
-        os.replace(tmp, output)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_file_atomically(output, page, field)
     return ctx

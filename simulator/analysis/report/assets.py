@@ -6,6 +6,11 @@ DOM with createElement/textContent only: model text is untrusted and never reach
 
 from __future__ import annotations
 
+import json
+
+from simulator.analysis.report.controls import js_class
+from simulator.analysis.report.plots import ROLE_PALETTE
+
 CSS = """
 :root { --fg: #1d232a; --muted: #5b6570; --line: #d9dee3; --bg: #f6f7f9; --card: #fff; }
 * { box-sizing: border-box; }
@@ -61,16 +66,29 @@ select { font: inherit; padding: 3px; max-width: 100%; }
 .summary { margin: 8px 0 4px; padding: 6px 10px; border: 1px dashed var(--line);
   background: #f7f7f2; }
 .summary .label { font-weight: 600; color: var(--muted); font-size: 12px; }
+.ctl { font: 11px ui-monospace, monospace; color: #a11; background: #fde8e8;
+  border: 1px solid #f3b7b7; border-radius: 3px; padding: 0 2px; margin: 0 1px; }
+.chunk { display: block; }
+.more-bar { margin: 4px 0 2px; font-size: 12px; }
+.more { font: inherit; margin-left: 8px; padding: 1px 8px; cursor: pointer; }
 """
+
+PREVIEW_CHARS = 2000  # a reply longer than this shows its start and a "show more" control
+STEP_CHARS = 50_000  # how much more each "show more" reveals ("show all" reveals the rest)
+CHUNK_CHARS = 10_000  # the longest block laid out at once (see textBlock in the script)
 
 JS = """
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("data").textContent);
   var palette = __PALETTE__;
+  var INVISIBLE = new RegExp("__INVISIBLE__", "gu");
+  var PREVIEW = __PREVIEW__, STEP = __STEP__, CHUNK = __CHUNK__;
   var select = document.getElementById("cell-filter");
   var list = document.getElementById("conv-list");
   var view = document.getElementById("transcript");
+  var cells = {};
+  data.cells.forEach(function (cell) { cells[cell.key] = cell; });
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) { node.className = cls; }
@@ -81,59 +99,149 @@ JS = """
     var i = data.roles.indexOf(role);
     return palette[(i < 0 ? 0 : i) % palette.length];
   }
-  function summary(conv, day) {
-    var text = conv.summaries[String(day)];
+  function count(n) { return n.toLocaleString("en-US"); }
+  // Text goes in as text nodes; an invisible character (U+202E, zero-width, controls) becomes
+  // a visible marker such as \\u27e8U+202E\\u27e9 so it can neither hide nor reorder text.
+  function appendVisible(node, text) {
+    var start = 0, match;
+    INVISIBLE.lastIndex = 0;
+    while ((match = INVISIBLE.exec(text)) !== null) {
+      if (match.index > start) {
+        node.appendChild(document.createTextNode(text.slice(start, match.index)));
+      }
+      var code = match[0].codePointAt(0).toString(16).toUpperCase();
+      while (code.length < 4) { code = "0" + code; }
+      var mark = el("span", "ctl", "\\u27e8U+" + code + "\\u27e9");
+      mark.title = "invisible character U+" + code;
+      node.appendChild(mark);
+      start = match.index + match[0].length;
+    }
+    if (start < text.length) { node.appendChild(document.createTextNode(text.slice(start))); }
+  }
+  function cut(text, at) {  // never between the two halves of a surrogate pair
+    if (at >= text.length) { return text.length; }
+    var c = text.charCodeAt(at);
+    return c >= 0xDC00 && c <= 0xDFFF ? at - 1 : at;
+  }
+  function button(label, action) {
+    var node = el("button", "more", label);
+    node.type = "button";
+    node.addEventListener("click", action);
+    return node;
+  }
+  // A text longer than PREVIEW shows its start; "show more" adds STEP characters, "show all"
+  // the rest a few blocks at a time. Each block holds at most CHUNK characters (ending at a
+  // line break or a space when one is near): the browser lays out a block on its own, and one
+  // megabyte paragraph of mixed-direction text would freeze the tab for minutes.
+  function textBlock(parent, cls, text) {
+    var box = el("div", cls);
+    parent.appendChild(box);
+    if (text.length <= PREVIEW) {
+      appendVisible(box, text);
+      return;
+    }
+    var shown = 0;
+    var rest = el("span", "muted");
+    var bar = el("div", "more-bar");
+    function block(size) {
+      var end = cut(text, shown + size);
+      if (end < text.length) {
+        var near = end - Math.floor(size / 5);
+        var newline = text.lastIndexOf("\\n", end - 1);
+        var space = text.lastIndexOf(" ", end - 1);
+        if (newline >= near) { end = newline + 1; } else if (space >= near) { end = space + 1; }
+      }
+      var chunk = el("span", "chunk");
+      appendVisible(chunk, text.slice(shown, end));
+      box.appendChild(chunk);
+      shown = end;
+    }
+    function reveal(chars) {
+      var stop = Math.min(text.length, shown + chars);
+      while (shown < stop) { block(Math.min(CHUNK, stop - shown)); }
+      if (shown >= text.length) { bar.remove(); } else {
+        rest.textContent = "\\u2026 " + count(text.length - shown) + " more characters ";
+      }
+    }
+    var more = button("show more", function () { reveal(STEP); });
+    var all = button("show all", function () {
+      more.disabled = all.disabled = true;
+      (function next() {  // yield between steps: the page stays usable while the text grows
+        if (!box.isConnected || shown >= text.length) { return; }
+        reveal(STEP);
+        setTimeout(next, 0);
+      })();
+    });
+    bar.appendChild(rest);
+    bar.appendChild(more);
+    bar.appendChild(all);
+    box.after(bar);
+    reveal(PREVIEW);
+  }
+  function body(n) {  // parsed when its conversation is opened, never before
+    var node = document.getElementById("t-" + n);
+    return JSON.parse(node.textContent);
+  }
+  function summary(texts, day) {
+    var text = texts[String(day)];
     if (text === undefined) { return; }
     var box = el("div", "summary");
     box.appendChild(el("div", "label", "Summary of day " + day));
-    box.appendChild(el("div", "text", text));
+    textBlock(box, "text", text);
     view.appendChild(box);
   }
-  function show(conv, button) {
-    Array.prototype.forEach.call(list.querySelectorAll("button"), function (b) {
-      b.classList.toggle("active", b === button);
-    });
+  function show(n, button) {
+    var conv = data.conversations[n];
+    var current = list.querySelector("button.active");
+    if (current) { current.classList.remove("active"); }
+    button.classList.add("active");
     view.replaceChildren();
     var head = el("div", "conv-head");
     head.appendChild(el("strong", null, conv.id));
-    head.appendChild(el("span", "meta", conv.label + " · repetition " + conv.repetition +
-      " · " + conv.status + " · " + conv.messages.length + " messages"));
+    head.appendChild(el("span", "meta", cells[conv.cell].label + " \\u00b7 repetition " +
+      conv.repetition + " \\u00b7 " + conv.status + " \\u00b7 " + conv.n + " messages"));
     view.appendChild(head);
+    var parsed = body(n);
     var day = null;
-    conv.messages.forEach(function (m) {
-      if (m.day !== day) {
-        if (day !== null) { summary(conv, day); }
-        day = m.day;
+    parsed.m.forEach(function (m) {  // [day, speaker, role, model, flags, text]
+      if (m[0] !== day) {
+        if (day !== null) { summary(parsed.s, day); }
+        day = m[0];
         view.appendChild(el("div", "day", "Day " + day));
       }
+      var role = data.roles[m[2]] || "";
       var box = el("div", "msg");
-      box.style.borderLeftColor = colour(m.role);
-      var who = el("span", "speaker", m.speaker);
-      who.style.color = colour(m.role);
+      box.style.borderLeftColor = colour(role);
+      var who = el("span", "speaker");
+      appendVisible(who, data.speakers[m[1]]);
+      who.style.color = colour(role);
       box.appendChild(who);
-      box.appendChild(el("span", "meta", m.role + " · " + m.model));
-      if (m.trimmed) { box.appendChild(el("span", "flag", "trimmed")); }
-      if (m.empty) { box.appendChild(el("span", "flag", "empty")); }
-      box.appendChild(el("div", "text", m.text));
+      box.appendChild(el("span", "meta", role + " \\u00b7 " + data.models[m[3]]));
+      if (m[4] & 1) { box.appendChild(el("span", "flag", "trimmed")); }
+      if (m[4] & 2) { box.appendChild(el("span", "flag", "empty")); }
+      textBlock(box, "text", m[5]);
       view.appendChild(box);
     });
-    if (day !== null) { summary(conv, day); }
-    if (!conv.messages.length) { view.appendChild(el("p", "muted", "No messages stored.")); }
+    if (day !== null) { summary(parsed.s, day); }
+    if (!parsed.m.length) { view.appendChild(el("p", "muted", "No messages stored.")); }
     view.dataset.shown = conv.id;
   }
   function fill() {
     list.replaceChildren();
     var first = null;
-    data.conversations.forEach(function (conv) {
+    var items = document.createDocumentFragment();
+    data.conversations.forEach(function (conv, n) {
       if (select.value && conv.cell !== select.value) { return; }
       var item = el("li");
-      var button = el("button", null, conv.id + " · " + conv.label + " · #" + conv.repetition);
-      button.type = "button";
-      button.addEventListener("click", function () { show(conv, button); });
-      item.appendChild(button);
-      list.appendChild(item);
-      if (!first) { first = [conv, button]; }
+      var pick = el("button", null, conv.id + " \\u00b7 " + cells[conv.cell].label +
+        " \\u00b7 #" + conv.repetition);
+      pick.type = "button";
+      pick.addEventListener("click", function () { show(n, pick); });
+      item.appendChild(pick);
+      items.appendChild(item);
+      if (first === null) { first = [n, pick]; }
     });
+    list.appendChild(items);
     if (first) { show(first[0], first[1]); } else {
       view.replaceChildren(el("p", "muted", "No conversation in this cell."));
     }
@@ -147,5 +255,17 @@ JS = """
   if (wanted) { select.value = decodeURIComponent(wanted[1]); }
   select.addEventListener("change", fill);
   fill();
+  document.body.dataset.ready = "1";
 })();
 """
+
+
+def script() -> str:
+    """The page's script with its constants filled in (its hash goes into the CSP)."""
+    return (
+        JS.replace("__PALETTE__", json.dumps(list(ROLE_PALETTE)))
+        .replace("__INVISIBLE__", js_class().replace("\\", "\\\\"))  # a JS string
+        .replace("__PREVIEW__", str(PREVIEW_CHARS))
+        .replace("__STEP__", str(STEP_CHARS))
+        .replace("__CHUNK__", str(CHUNK_CHARS))
+    )

@@ -35,6 +35,7 @@ class ReportContext:
     transcripts: dict
     left_out: int = 0
     roles: list[str] = field(default_factory=list)
+    bodies: list[dict] = field(default_factory=list)  # one per transcripts["conversations"]
 
 
 def build_context(store: Store, target_id: str, per_cell: int = 20) -> ReportContext:
@@ -47,13 +48,14 @@ def build_context(store: Store, target_id: str, per_cell: int = 20) -> ReportCon
     scope = resolve_scope(store, target_id)
     tables = load_tables(store, scope)
     conv_rows = measures_mod.conversation_measures(tables)
-    cells = measures_mod.cell_measures(conv_rows)
+    labels = measures_mod.cell_labels(tables.get("conversations", []))
+    cells = measures_mod.cell_measures(conv_rows, labels)
     experiment = dict(scope.experiment or {})
     roles = [r["name"] for r in experiment.get("roles", [])]
     conversations = tables.get("conversations", [])
     messages = tables.get("messages", [])
     variants = {conversation_id(c): variant_label(c) for c in conversations}
-    transcripts, left_out = transcript_data(tables, roles, per_cell)
+    transcripts, bodies, left_out = transcript_data(tables, roles, per_cell, labels)
     return ReportContext(
         title=f"{experiment.get('name', scope.experiment_id)} — {scope.kind} {scope.id}",
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -73,6 +75,7 @@ def build_context(store: Store, target_id: str, per_cell: int = 20) -> ReportCon
         transcripts=transcripts,
         left_out=left_out,
         roles=roles,
+        bodies=bodies,
     )
 
 
@@ -124,8 +127,16 @@ def measure_columns(cells: list[dict], known: dict[str, str]) -> list[tuple[str,
     return columns + [(p, p.replace("_", " ")) for p in present if p not in listed]
 
 
-def transcript_data(tables: dict, roles: list[str], per_cell: int) -> tuple[dict, int]:
-    """The JSON the transcript browser reads: at most `per_cell` conversations per cell."""
+def transcript_data(
+    tables: dict, roles: list[str], per_cell: int, labels: dict[str, str] | None = None
+) -> tuple[dict, list[dict], int]:
+    """The transcript browser's data: a small index and one compact body per conversation.
+
+    The page parses the index at once and a body only when its conversation is opened, so a
+    report with a thousand transcripts (or a megabyte reply) opens as fast as a small one.
+    A message is `[day, speaker, role, model, flags, text]`; speaker, role and model are
+    positions in the index's lists (names repeat in every message), flags: 1 trimmed, 2 empty.
+    """
     by_conv: dict[str, list[dict]] = defaultdict(list)
     for row in sorted(tables.get("messages", []), key=lambda m: m.get("seq") or 0):
         by_conv[str(row.get("conversation_id"))].append(row)
@@ -134,13 +145,20 @@ def transcript_data(tables: dict, roles: list[str], per_cell: int) -> tuple[dict
         summaries[str(row.get("conversation_id"))][int(row.get("day") or 0)] = str(
             row.get("text") or ""
         )
+    names: dict[str, dict[str, int]] = {"speakers": {}, "models": {}}
+
+    def position(kind: str, value: object) -> int:
+        return names[kind].setdefault(str(value or ""), len(names[kind]))
+
     cells: dict[str, dict] = {}
-    conversations = []
+    conversations: list[dict] = []
+    bodies: list[dict] = []
     left_out = 0
     for conv in tables.get("conversations", []):
         cid = conversation_id(conv)
         key = str(conv.get("cell_key") or "-")
-        cell = cells.setdefault(key, {"key": key, "label": conv.get("cell_label") or key, "n": 0})
+        label = (labels or {}).get(key) or conv.get("cell_label") or key
+        cell = cells.setdefault(key, {"key": key, "label": label, "n": 0})
         cell["n"] += 1
         if cell["n"] > per_cell:
             left_out += 1
@@ -153,23 +171,32 @@ def transcript_data(tables: dict, roles: list[str], per_cell: int) -> tuple[dict
             {
                 "id": cid,
                 "cell": key,
-                "label": cell["label"],
                 "status": conv.get("status"),
                 "repetition": conv.get("repetition"),
-                "messages": [
-                    {
-                        "day": row.get("day"),
-                        "speaker": str(row.get("speaker") or ""),
-                        "role": str(row.get("role") or ""),
-                        "model": str(row.get("model") or ""),
-                        "text": str(row.get("text") or ""),
-                        "trimmed": bool(row.get("trimmed")),
-                        "empty": bool(row.get("empty")),
-                    }
-                    for row in rows
-                ],
-                "summaries": {str(day): text for day, text in sorted(summaries[cid].items())},
+                "n": len(rows),
             }
         )
-    data = {"roles": roles, "cells": list(cells.values()), "conversations": conversations}
-    return data, left_out
+        bodies.append(
+            {
+                "m": [
+                    [
+                        row.get("day"),
+                        position("speakers", row.get("speaker")),
+                        roles.index(row["role"]) if row.get("role") in roles else -1,
+                        position("models", row.get("model")),
+                        int(bool(row.get("trimmed"))) | 2 * int(bool(row.get("empty"))),
+                        str(row.get("text") or ""),
+                    ]
+                    for row in rows
+                ],
+                "s": {str(day): text for day, text in sorted(summaries[cid].items())},
+            }
+        )
+    data = {
+        "roles": roles,
+        "speakers": list(names["speakers"]),
+        "models": list(names["models"]),
+        "cells": list(cells.values()),
+        "conversations": conversations,
+    }
+    return data, bodies, left_out

@@ -14,13 +14,14 @@ import json
 from html import escape
 from typing import Any
 
-from simulator.analysis.report.assets import CSS, JS
+from simulator.analysis.report.assets import CSS, script
 from simulator.analysis.report.builder import ReportContext
-from simulator.analysis.report.plots import ROLE_PALETTE
+from simulator.analysis.report.controls import visible
 
 
 def e(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    """Escaped for HTML, with invisible characters (U+202E and the like) shown as markers."""
+    return escape(visible("" if value is None else str(value)), quote=True)
 
 
 def json_for_script(data: Any) -> str:
@@ -40,8 +41,8 @@ def fmt(value: Any) -> str:
 
 
 def render(ctx: ReportContext) -> str:
-    script = JS.replace("__PALETTE__", json.dumps(list(ROLE_PALETTE)))
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    code = script()
+    digest = base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode()
     csp = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
@@ -75,10 +76,20 @@ generated {e(ctx.generated_at)} by llm-sim</p></header>
 {body}
 </main>
 <script type="application/json" id="data">{json_for_script(ctx.transcripts)}</script>
-<script>{script}</script>
+{transcript_bodies(ctx)}
+<script>{code}</script>
 </body>
 </html>
 """
+
+
+def transcript_bodies(ctx: ReportContext) -> str:
+    """One data tag per conversation (`t-0`, `t-1`, …): the page parses one only when it is
+    opened, so a thousand transcripts cost nothing until read."""
+    return "\n".join(
+        f'<script type="application/json" id="t-{n}">{json_for_script(body)}</script>'
+        for n, body in enumerate(ctx.bodies)
+    )
 
 
 def _sections_table(sections: list[dict]) -> str:
@@ -214,7 +225,8 @@ def measures_section(ctx: ReportContext) -> str:
             for name, _ in ctx.measures
         )
         rows.append(
-            f"<tr><td>{e(cell.get('cell_label') or cell.get('cell_key'))}</td>"
+            f'<tr><td title="{e(cell.get("cell_label"))}">'
+            f"{e(cell.get('label') or cell.get('cell_label') or cell.get('cell_key'))}</td>"
             f'<td class="num">{e(cell.get("n"))}</td>{values}</tr>'
         )
     parts.append(

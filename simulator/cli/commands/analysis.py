@@ -5,13 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from simulator.analysis.exports import FORMATS, write_tables
-from simulator.analysis.measures import MEASURES, cell_measures, conversation_measures
+from simulator.analysis.exports import FORMATS, check_output_dir, write_tables
+from simulator.analysis.measures import (
+    MEASURES,
+    cell_labels,
+    cell_measures,
+    conversation_measures,
+)
+from simulator.analysis.report.controls import visible
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.tables import load_tables
 from simulator.cli.context import AppContext
+from simulator.cli.transcript_view import natural_width
 from simulator.errors import UserError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
@@ -46,13 +55,14 @@ def _scope_info(scope) -> dict:
     "--output",
     "output",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # checked by check_output_dir: one clear paragraph
     help="Folder for conversations, messages, summaries, calls and scores files.",
 )
 @json_option
 @click.pass_obj
 def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json: bool) -> None:
     """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
+    check_output_dir(output)  # before the work: a bad path costs nothing
     scope = resolve_scope(app.store, target_id)
     tables = load_tables(app.store, scope)
     paths = write_tables(tables, fmt, output)
@@ -86,8 +96,9 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
 def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
     """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
     scope = resolve_scope(app.store, target_id)
-    per_conversation = conversation_measures(load_tables(app.store, scope))
-    cells = cell_measures(per_conversation)
+    tables = load_tables(app.store, scope)
+    per_conversation = conversation_measures(tables)
+    cells = cell_measures(per_conversation, cell_labels(tables["conversations"]))
     if as_json:
         app.print_json(
             {
@@ -110,18 +121,45 @@ def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_js
             field="--measure",
             fix=f"choose from: {', '.join(available)}",
         )
-    table = Table(title=f"Measures of {scope.kind} {scope.id}: mean [95% CI] per cell")
+    title = f"Measures of {scope.kind} {scope.id}: mean [95% CI] per cell"
+    table = _measures_table(title, cells, names)
+    console = app.console
+    if natural_width(console, table) <= console.width:
+        console.print(table)
+    else:  # too wide: a table squeezed into the screen cuts labels until cells look alike
+        _print_per_cell(console, title, cells, names)
+
+
+def _measures_table(title: str, cells: list[dict], names: list[str]) -> Table:
+    table = Table(title=title)
     table.add_column("cell")
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(name, justify="right")
     for cell in cells:
         table.add_row(
-            cell["cell_label"] or cell["cell_key"],
+            Text(visible(cell["label"])),
             str(cell["n"]),
             *(_interval(cell, name) for name in names),
         )
-    app.console.print(table)
+    return table
+
+
+def _print_per_cell(console: Console, title: str, cells: list[dict], names: list[str]) -> None:
+    """One block per cell, its label in full on its own line(s): fits any width."""
+    console.print(Text(title, style="bold", overflow="fold"))
+    for cell in cells:
+        console.print()
+        console.print(
+            Text(visible(cell["label"]), style="bold", overflow="fold")
+            + Text(f"  n={cell['n']}", style="dim")
+        )
+        block = Table(box=None, pad_edge=False, padding=(0, 2), show_edge=False)
+        block.add_column("measure", overflow="fold")
+        block.add_column("mean [95% CI]", justify="right", no_wrap=True)
+        for name in names:
+            block.add_row(name, _interval(cell, name))
+        console.print(block)
 
 
 def _interval(cell: dict, name: str) -> str:

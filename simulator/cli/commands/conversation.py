@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from simulator.cli.context import AppContext
-from simulator.cli.transcript_view import conversations_table, show_prompts, show_transcript
+from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
 from simulator.errors import UserError
 from simulator.services import conversations as service
 
@@ -32,7 +32,7 @@ def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bo
             "No conversations yet. Start one with: llm-sim run EXP_ID --agents … --messages …"
         )
     else:
-        app.console.print(conversations_table(docs))
+        print_conversations(app.console, docs)
 
 
 @conversation.command("show")

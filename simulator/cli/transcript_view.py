@@ -10,8 +10,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from simulator.analysis.report.controls import pieces, visible
 from simulator.cli.live import role_colour
+from simulator.domain.invisible_chars import pieces, visible
 from simulator.store.clock import as_datetime
 
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from simulator.analysis.report.builder import ReportContext
-from simulator.analysis.report.controls import INVISIBLE_RANGES, js_class, pieces, visible
 from simulator.analysis.report.html import render
+from simulator.domain.invisible_chars import INVISIBLE_RANGES, js_class, pieces, visible
 
 EDGES = "".join(chr(c) for first, last in INVISIBLE_RANGES for c in {first, last})
 KEPT = "a\tb\nc d\u00a0é中🙂\u2764\ufe0f\u3000"  # tab, newline, spaces, text, emoji + selector

@@ -19,7 +19,7 @@ from cdp_browser import CHROMIUM, Browser  # tests/analysis/cdp_browser.py
 
 from simulator.analysis.report import write_report
 from simulator.analysis.report.assets import PREVIEW_CHARS, STEP_CHARS
-from simulator.analysis.report.controls import INVISIBLE_RANGES, visible
+from simulator.domain.invisible_chars import INVISIBLE_RANGES, visible
 from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service

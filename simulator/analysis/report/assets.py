@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from simulator.analysis.report.controls import js_class
 from simulator.analysis.report.plots import ROLE_PALETTE
+from simulator.domain.invisible_chars import js_class
 
 CSS = """
 :root { --fg: #1d232a; --muted: #5b6570; --line: #d9dee3; --bg: #f6f7f9; --card: #fff; }

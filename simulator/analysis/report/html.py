@@ -16,7 +16,7 @@ from typing import Any
 
 from simulator.analysis.report.assets import CSS, script
 from simulator.analysis.report.builder import ReportContext
-from simulator.analysis.report.controls import visible
+from simulator.domain.invisible_chars import visible
 
 
 def e(value: Any) -> str:

@@ -16,11 +16,11 @@ from simulator.analysis.measures import (
     cell_measures,
     conversation_measures,
 )
-from simulator.analysis.report.controls import visible
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.tables import load_tables
 from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import natural_width
+from simulator.domain.invisible_chars import visible
 from simulator.errors import UserError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.markup import escape
+
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import run_create
@@ -27,7 +29,6 @@ EXIT = "exit"
 class MainEntry:
     label: str
     handler: Callable[[AppContext], None]
-    key: str | None = None
 
 
 def _ask_password() -> str:
@@ -82,7 +83,7 @@ def select_experiment(app: AppContext) -> None:
         )
         return
     choices = [(_choice_label(v, app.user), v.id) for v in views] + [("Back", "")]
-    picked = ask.search_select("Which experiment? (type to filter)", choices)
+    picked = ask.select("Which experiment?", choices)
     if picked:
         run_experiment_menu(app, picked)
 
@@ -97,21 +98,21 @@ def show_info(app: AppContext) -> None:
     from simulator.cli.commands.info import info_data
 
     for key, value in info_data(app).items():
-        app.console.print(f"[bold]{key.replace('_', ' ')}[/bold]: {value}")
+        app.console.print(f"[bold]{key.replace('_', ' ')}[/bold]: {escape(str(value))}")
 
 
 MAIN_ENTRIES: list[MainEntry] = [
-    MainEntry("Create experiment", run_create, "c"),
-    MainEntry("Select experiment", select_experiment, "s"),
-    MainEntry("Import from YAML", import_yaml, "i"),
-    MainEntry("Info", show_info, "n"),
+    MainEntry("Create experiment", run_create),
+    MainEntry("Select experiment", select_experiment),
+    MainEntry("Import from YAML", import_yaml),
+    MainEntry("Info", show_info),
 ]
 
 
 def main_menu(app: AppContext) -> None:
     """Loop until Exit or Ctrl-C here; Ctrl-C or a UserError inside a flow returns here."""
     while True:
-        choices = [(e.label, e, e.key) for e in MAIN_ENTRIES] + [("Exit", EXIT, "x")]
+        choices = [(e.label, e) for e in MAIN_ENTRIES] + [("Exit", EXIT)]
         try:
             picked = ask.select("What do you want to do?", choices)
         except ask.Cancelled:

@@ -8,26 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import questionary
-
 from simulator.cli.commands import run as run_cmd
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.transcript_view import show_prompts, show_transcript
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
+from simulator.domain.limits import MAX_SEED
 from simulator.engine.speakers import InputFunction, TurnState
 from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
 from simulator.store.clock import as_datetime
 
 SPEAKER_HELP = {
-    "round_robin": ("agents in order, one after another", "r"),
-    "random": ("a random agent, never the same twice in a row", "n"),
-    "role_alternating": ("roles take turns; agents within a role rotate", "l"),
-    "auto": ("a manager LLM picks who speaks next", "a"),
-    "manual": ("you pick who speaks next, every turn", "m"),
+    "round_robin": "agents in order, one after another",
+    "random": "a random agent, never the same twice in a row",
+    "role_alternating": "roles take turns; agents within a role rotate",
+    "auto": "a manager LLM picks who speaks next",
+    "manual": "you pick who speaks next, every turn",
 }
-MAX_SHORTCUTS = 36  # questionary refuses shortcut keys on longer lists
 PAGE_CALLS = 20  # more calls than this are shown in a pager
 
 
@@ -39,7 +37,7 @@ def _pick_model(app: AppContext, message: str, models: Sequence[str]) -> str:
     if len(models) == 1:
         app.console.print(f"{message}: {models[0]}", markup=False)
         return models[0]
-    return ask.select(message, [(m, m, None) for m in models], default=models[0])
+    return ask.select(message, [(m, m) for m in models], default=models[0])
 
 
 def _even(total: int) -> str | None:
@@ -54,25 +52,18 @@ def manual_picker() -> InputFunction:
     """The engine's input function for the manual method: a select of the agents' names.
 
     It runs on the conversation's event loop (`run_async`) and leaves SIGINT alone, so the
-    run's own Ctrl-C handler ("stop after the current turn") stays in place between picks.
+    run's own Ctrl-C handler (cancel the request in flight, stop) stays in place between picks.
     Ctrl-C at the pick itself stops the conversation at once (marked interrupted).
     """
 
     async def pick(state: TurnState) -> str:
         names = [a.name for a in state.agents]
-        shortcuts = len(names) <= MAX_SHORTCUTS
-        items = [
-            questionary.Choice(f"{a.name} ({a.role})", value=a.name, shortcut_key=shortcuts)
-            for a in state.agents
-        ]
         after = names.index(state.previous) + 1 if state.previous in names else 0
         last = f"; last: {state.previous}" if state.previous else ""
-        question = questionary.select(
+        question = ask.select_question(
             f"Day {state.day}, message {state.turn + 1}{last}. Who speaks next?",
-            items,
-            default=items[after % len(items)],
-            use_shortcuts=shortcuts,
-            use_jk_keys=False,
+            [(f"{a.name} ({a.role})", a.name) for a in state.agents],
+            default=names[after % len(names)],
         )
         try:
             answer = await question.application.run_async(
@@ -96,7 +87,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
     )
     method = ask.select(
         "How is the next speaker chosen?",
-        [(f"{m} — {SPEAKER_HELP[m][0]}", m, SPEAKER_HELP[m][1]) for m in SPEAKER_METHODS],
+        [(f"{m} — {SPEAKER_HELP[m]}", m) for m in SPEAKER_METHODS],
         default="round_robin",
     )
     manager = (
@@ -117,7 +108,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
         for role in exp.roles
     }
-    seed = ask.ask_int("Seed, blank for none", 0, 2**32 - 1, optional=True)
+    seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, optional=True)
     spec = conv_service.build_spec(
         view,
         agents=",".join(f"{name}={n}" for name, n in counts.items()),
@@ -131,7 +122,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         seed=seed,
     )
     if not ask.confirm(
-        "Start the conversation? (Ctrl-C during it stops after the current turn)", default=True
+        "Start the conversation? (Ctrl-C stops it at once; nothing stored is lost)", default=True
     ):
         app.console.print("Nothing started.")
         return
@@ -175,7 +166,7 @@ def browse(app: AppContext, view: ExperimentView) -> None:
             )
             return
         choices = [(_label(d, app.user), d["_id"]) for d in docs] + [("Back", "")]
-        picked = ask.search_select("Which conversation? (type to filter)", choices)
+        picked = ask.select("Which conversation?", choices)
         if not picked:
             return
         _one(app, view.id, picked)
@@ -195,16 +186,11 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
             return
         star = " ★" if doc["favourite"] else ""
         fav = "Remove from favourites" if doc["favourite"] else "Add to favourites"
-        picked = ask.select(
-            f"Conversation {conversation_id} ({doc['status']}){star}",
-            [
-                ("View", "view", "v"),
-                ("View prompts", "prompts", "p"),
-                (fav, "favourite", "f"),
-                ("Delete", "delete", "x"),
-                ("Back", "back", "b"),
-            ],
-        )
+        choices = [("View", "view"), ("View prompts", "prompts"), (fav, "favourite")]
+        if doc["owner"] == app.user:  # only the owner may delete
+            choices.append(("Delete", "delete"))
+        choices.append(("Back", "back"))
+        picked = ask.select(f"Conversation {conversation_id} ({doc['status']}){star}", choices)
         if picked == "back":
             return
         if picked == "view":
@@ -220,12 +206,13 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
 
 
 def _prompts(app: AppContext, conversation_id: str) -> None:
-    """Every call's exact messages; a long ledger goes through the pager."""
+    """Every call's exact messages; a long ledger goes through the pager, as plain text: the
+    default pager (less without -R) shows colour codes as literal `ESC[1m` text."""
     calls = conv_service.prompts(app.store, conversation_id)
     if not calls:
         app.console.print("No calls recorded yet.")
     elif len(calls) > PAGE_CALLS and app.console.is_terminal:
-        with app.console.pager(styles=True):
+        with app.console.pager(styles=False):
             show_prompts(app.console, calls)
     else:
         show_prompts(app.console, calls)

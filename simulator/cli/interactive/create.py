@@ -28,7 +28,10 @@ def step_name(draft: Draft, editing: bool) -> None:
 
 def step_starting_message(draft: Draft, editing: bool) -> None:
     draft.starting_message = ask.text_block(
-        "Starting message (opens every conversation)", draft.starting_message, required=True
+        "Starting message (opens every conversation)",
+        draft.starting_message,
+        required=True,
+        check=draft.placeholder_problem,
     )
 
 
@@ -76,9 +79,14 @@ def step_roles(draft: Draft, editing: bool) -> None:
         default = current.get(name) or (
             draft.roles[index][1] if index < len(draft.roles) else "they"
         )
-        choices = [(p, p, None) for p in PRONOUNS]
+        choices = [(p, p) for p in PRONOUNS]
         roles.append((name, ask.select(f"Pronoun for {name}", choices, default=default)))
     draft.set_roles(roles)
+    # the starting message was typed before any role existed: check its placeholders now
+    problem = draft.starting_message and draft.placeholder_problem(draft.starting_message)
+    if problem:
+        ask.warn(f"starting message: {problem}")
+        step_starting_message(draft, editing)
     if editing:
         fill_missing(draft)
 
@@ -107,7 +115,7 @@ def step_contents(draft: Draft, editing: bool) -> None:
     if not editing:
         fill_missing(draft)
         return
-    slot = ask.search_select("Which section?", [(draft.label(s), s) for s in draft.slots()])
+    slot = ask.select("Which section?", [(draft.label(s), s) for s in draft.slots()])
     edit_content(draft, slot)
 
 
@@ -117,7 +125,9 @@ def fill_missing(draft: Draft) -> None:
 
 
 def edit_content(draft: Draft, slot: tuple[str, str, str]) -> None:
-    draft.contents[slot] = ask.text_block(draft.label(slot), draft.contents.get(slot, ""))
+    draft.contents[slot] = ask.text_block(
+        draft.label(slot), draft.contents.get(slot, ""), check=draft.placeholder_problem
+    )
 
 
 Step = Callable[[Draft, bool], None]
@@ -138,11 +148,11 @@ def fix(draft: Draft, error: UserError) -> None:
     """Show a validation error and re-ask the answer the user picks (the culprit by default)."""
     ask.show_error(error)
     step, slot = draft.blame(error.render())
-    choices: list[tuple[str, object, str | None]] = []
+    choices: list[tuple[str, object]] = []
     if slot is not None and slot in draft.contents:
-        choices.append((f"Change: {draft.label(slot)}", slot, None))
-    choices += [(f"Change: {label}", key, None) for key, (label, _) in STEPS.items()]
-    choices.append(("Cancel (discard this experiment)", "cancel", "q"))
+        choices.append((f"Change: {draft.label(slot)}", slot))
+    choices += [(f"Change: {label}", key) for key, (label, _) in STEPS.items()]
+    choices.append(("Cancel (discard this experiment)", "cancel"))
     default = slot if slot is not None and slot in draft.contents else step
     picked = ask.select("Which answer do you want to change?", choices, default=default)
     if picked == "cancel":
@@ -179,9 +189,9 @@ def run_create(app: AppContext) -> None:
         answer = ask.select(
             "Save?",
             [
-                ("Yes, save it", "save", "y"),
-                ("Change an answer", "change", "c"),
-                ("No, discard it", "discard", "n"),
+                ("Yes, save it", "save"),
+                ("Change an answer", "change"),
+                ("No, discard it", "discard"),
             ],
         )
         if answer == "discard":
@@ -189,7 +199,7 @@ def run_create(app: AppContext) -> None:
             return
         if answer == "save":
             break
-        key = ask.select("Which answer?", [(label, key, None) for key, (label, _) in STEPS.items()])
+        key = ask.select("Which answer?", [(label, key) for key, (label, _) in STEPS.items()])
         STEPS[key][1](draft, True)
     view = service.create(app.store, experiment, app.user)
     app.console.print(f"Created experiment {view.id} ({view.experiment.name}).", markup=False)

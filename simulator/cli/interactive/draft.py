@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from simulator.domain.experiment import Experiment
+from simulator.prompting.placeholders import validate_placeholders
 
 
 def _tag(role_name: str) -> str:
@@ -64,6 +66,24 @@ class Draft:
             return f"Shared section {title!r} (every role sees it)"
         first = self.summarizer_titles[:1] == [title]
         return f"Summarizer section {title!r}" + (" — its starting prompt" if first else "")
+
+    def placeholder_problem(self, text: str) -> str | None:
+        """The import's own placeholder check on one text, against the roles named so far, so a
+        typo such as <GAURD_NOUN> is reported as the text is typed. None when fine or when no
+        role is named yet (the final validation still checks everything)."""
+        if not self.roles:
+            return None
+        probe = SimpleNamespace(
+            roles=[SimpleNamespace(tag=_tag(name)) for name, _ in self.roles],
+            texts=lambda: [("this text", text)],
+        )
+        try:
+            validate_placeholders(probe)  # type: ignore[arg-type]  # it reads only these two
+        except ValueError as exc:
+            message = str(exc)
+            # the prompt's error line is one line: with a suggestion, the full list is noise
+            return message.split(" Known: ")[0] if "Did you mean" in message else message
+        return None
 
     def set_roles(self, roles: list[tuple[str, str]]) -> None:
         """Replace the roles. A role renamed in place keeps the contents written for it, and its

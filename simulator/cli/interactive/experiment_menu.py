@@ -35,7 +35,11 @@ Handler = Callable[[AppContext, ExperimentView], str | None]
 class MenuEntry:
     label: str
     handler: Handler
-    key: str | None = None  # shortcut key; None picks a free digit
+    owner_only: bool = False  # not offered to other users (the service refuses them anyway)
+    others_label: str | None = None  # the label other users see, where they may do less
+
+    def label_for(self, owner: bool) -> str:
+        return self.label if owner or self.others_label is None else self.others_label
 
 
 def show(app: AppContext, view: ExperimentView) -> None:
@@ -124,16 +128,13 @@ def duplicate(app: AppContext, view: ExperimentView) -> str | None:
             "note",
         )
     ]
-    keys = "nmlsruco"
     current = "save"
     while True:
-        choices = [
-            (f"Change: {label}", key, k) for (key, (label, _)), k in zip(edits, keys, strict=True)
-        ]
+        choices = [(f"Change: {label}", key) for key, (label, _) in edits]
         choices += [
-            ("Preview the prompts", "preview", "p"),
-            ("Save the copy", "save", "v"),
-            ("Cancel", "cancel", "q"),
+            ("Preview the prompts", "preview"),
+            ("Save the copy", "save"),
+            ("Cancel", "cancel"),
         ]
         picked = ask.select(f"Duplicate of {view.id} as {draft.name!r}", choices, default=current)
         current = "save"
@@ -189,14 +190,14 @@ def _preview(app: AppContext, draft: Draft) -> str:
 
 
 ENTRIES: list[MenuEntry] = [
-    MenuEntry("Show", show, "s"),
-    MenuEntry("Duplicate and update", duplicate, "d"),
-    MenuEntry("Update (favourite, note)", update, "u"),
-    MenuEntry("Export to YAML", export, "e"),
-    MenuEntry("Delete", delete, "x"),
-    MenuEntry("Perform conversation", perform, "p"),
-    MenuEntry("Perform conversations (sweep)", perform_sweep, "w"),
-    MenuEntry("Conversations", browse, "c"),
+    MenuEntry("Show", show),
+    MenuEntry("Duplicate and update", duplicate),
+    MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
+    MenuEntry("Export to YAML", export),
+    MenuEntry("Delete", delete, owner_only=True),
+    MenuEntry("Perform conversation", perform),
+    MenuEntry("Perform conversations (sweep)", perform_sweep),
+    MenuEntry("Conversations", browse),
 ]
 
 
@@ -205,7 +206,11 @@ def run_experiment_menu(app: AppContext, experiment_id: str) -> None:
     while True:
         view = service.get(app.store, experiment_id, app.user)
         star = " ★" if view.experiment.favourite else ""
-        choices = [(e.label, e, e.key) for e in ENTRIES] + [("Back", BACK, "b")]
+        mine = view.owner == app.user
+        choices: list[tuple[str, MenuEntry | str]] = [
+            (e.label_for(mine), e) for e in ENTRIES if mine or not e.owner_only
+        ]
+        choices.append(("Back", BACK))
         try:
             picked = ask.select(f"Experiment {view.id}: {view.experiment.name}{star}", choices)
         except ask.Cancelled:

@@ -112,10 +112,10 @@ def edit_llms(current: list[dict]) -> list[dict]:
         action = ask.select(
             f"LLMs: {listing}",
             [
-                ("Add an LLM", "add", "a"),
-                ("Remove one", "remove", "r"),
-                ("Change one's parameters", "params", "p"),
-                ("Done", "done", "d"),
+                ("Add an LLM", "add"),
+                ("Remove one", "remove"),
+                ("Change one's parameters", "params"),
+                ("Done", "done"),
             ],
             default="done",
         )
@@ -124,7 +124,7 @@ def edit_llms(current: list[dict]) -> list[dict]:
         if action == "add":
             llms.append(ask_one([llm["model"] for llm in llms]))
             continue
-        index = ask.select("Which LLM?", [(describe(llm), i, None) for i, llm in enumerate(llms)])
+        index = ask.select("Which LLM?", [(describe(llm), i) for i, llm in enumerate(llms)])
         if action == "remove":
             if len(llms) == 1:
                 ask.warn("an experiment needs at least one LLM; add another first")

@@ -2,6 +2,10 @@
 
 questionary's `.ask()` swallows Ctrl-C and returns None, which every caller would then have to
 check; raising one exception instead lets a whole sub-flow unwind to the menu that started it.
+
+One key convention for every list (menus, pickers, checkboxes), built only here: the arrow keys
+move, Enter picks (Space ticks in a checkbox), and typing filters the list. Letters and digits
+never pick an entry by themselves: no shortcut keys, no j/k, no a/i in checkboxes.
 """
 
 from __future__ import annotations
@@ -11,6 +15,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import questionary
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
+from questionary.prompts.common import InquirerControl
 from rich.console import Console
 from rich.markup import escape
 
@@ -62,27 +70,49 @@ def ask_required(
         default = answer
 
 
-def text_block(message: str, default: str = "", required: bool = False) -> str:
-    """Multi-line text (prompts are paragraphs). A lone `@FILE` reads the text from that file."""
-    while True:
-        answer = ask(
-            questionary.text(
-                message,
-                default=default,
-                multiline=True,
-                instruction="(Esc then Enter to finish; @FILE reads a file)",
-            )
-        ).strip()
-        if answer.startswith("@") and "\n" not in answer:
-            path = Path(answer[1:].strip()).expanduser()
-            try:
-                answer = path.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError) as exc:
-                warn(f"cannot read {path}: {exc}")
-                continue
-        if answer or not required:
-            return answer
-        warn("a value is required")
+def text_block(
+    message: str,
+    default: str = "",
+    required: bool = False,
+    check: Callable[[str], str | None] | None = None,
+) -> str:
+    """Multi-line text (prompts are paragraphs). A lone `@FILE` reads the text from that file.
+
+    The answer (or the file's text) is checked when submitted: a problem is shown under the
+    prompt and the text stays there to be fixed, so a typo is caught where it was typed.
+    """
+
+    def verdict(raw: str) -> str | bool:
+        try:
+            value = _expand_file(raw.strip())
+        except ValueError as exc:
+            return str(exc)
+        if not value:
+            return "a value is required" if required else True
+        return (check(value) if check else None) or True
+
+    answer = ask(
+        questionary.text(
+            message,
+            default=default,
+            multiline=True,
+            instruction="(Esc then Enter to finish; @FILE reads a file)",
+            validate=verdict,
+            validate_while_typing=False,
+        )
+    )
+    return _expand_file(answer.strip())
+
+
+def _expand_file(answer: str) -> str:
+    """The text of FILE for a lone `@FILE` answer, else the answer itself."""
+    if not answer.startswith("@") or "\n" in answer:
+        return answer
+    path = Path(answer[1:].strip()).expanduser()
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
 
 
 def ask_number(
@@ -126,26 +156,80 @@ def password(message: str) -> str:
     return ask(questionary.password(message))
 
 
-def select(
-    message: str,
-    choices: Sequence[tuple[str, T, str | None]],
-    default: T | None = None,
-) -> T:
-    """Pick one; each choice is (label, value, shortcut key or None for an automatic one)."""
-    items = [
-        questionary.Choice(label, value=value, shortcut_key=key if key else True)
-        for label, value, key in choices
-    ]
-    start = next((item for item in items if item.value == default), None)
-    return ask(
-        questionary.select(message, items, default=start, use_shortcuts=True, use_jk_keys=False)
-    )
-
-
-def search_select(message: str, choices: Sequence[tuple[str, T]]) -> T:
-    """Pick one of many by typing part of its label (or with the arrow keys)."""
+def select_question(
+    message: str, choices: Sequence[tuple[str, T]], default: T | None = None
+) -> questionary.Question:
+    """The one way a list is built (see the module doc)."""
     items = [questionary.Choice(label, value=value) for label, value in choices]
-    return ask(questionary.select(message, items, use_search_filter=True, use_jk_keys=False))
+    start = next((item for item in items if item.value == default), None)
+    question = questionary.select(
+        message,
+        items,
+        default=start,
+        use_shortcuts=False,
+        use_arrow_keys=True,
+        use_jk_keys=False,
+        use_search_filter=True,
+    )
+    _rank_and_guard(question)
+    return question
+
+
+class _RankedControl(InquirerControl):
+    """questionary's list, with the filter's matches ordered: labels that start with the typed
+    text, then labels with a word that does, then the rest; so typing "Conversations" points at
+    "Conversations", not at "Perform conversations" listed above it."""
+
+    @property
+    def filtered_choices(self) -> list:
+        typed = (self.search_filter or "").lower()
+        if not typed:
+            return self.choices
+        ranked = sorted(
+            (rank, index, choice)
+            for index, choice in enumerate(self.choices)
+            if (rank := _match_rank(str(choice.title).lower(), typed)) is not None
+        )
+        self.found_in_search = bool(ranked)
+        return [choice for _, _, choice in ranked] if ranked else self.choices
+
+
+def _match_rank(label: str, typed: str) -> int | None:
+    if label.startswith(typed):
+        return 0
+    if any(word.startswith(typed) for word in label.split()):
+        return 1
+    return 2 if typed in label else None
+
+
+def _ranked(question: questionary.Question) -> InquirerControl:
+    """Swap the ranked filter into a questionary list (it adds no state, only the property)."""
+    control = next(
+        c for c in question.application.layout.find_all_controls() if isinstance(c, InquirerControl)
+    )
+    control.__class__ = _RankedControl
+    return control
+
+
+def _rank_and_guard(question: questionary.Question) -> None:
+    """Rank the filter's matches, and make Enter do nothing while the typed text matches no
+    entry (questionary would pick from the unfiltered list)."""
+    control = _ranked(question)
+
+    def no_match() -> bool:
+        typed = (control.search_filter or "").lower()
+        return bool(typed) and all(
+            _match_rank(str(c.title).lower(), typed) is None for c in control.choices
+        )
+
+    bindings = question.application.key_bindings
+    assert isinstance(bindings, KeyBindings)
+    bindings.add(Keys.ControlM, eager=True, filter=Condition(no_match))(lambda event: None)
+
+
+def select(message: str, choices: Sequence[tuple[str, T]], default: T | None = None) -> T:
+    """Pick one of (label, value) pairs: arrows and Enter, or type part of a label first."""
+    return ask(select_question(message, choices, default))
 
 
 def checkbox(
@@ -154,14 +238,17 @@ def checkbox(
     checked: Sequence[str] = (),
     check: Callable[[list[str]], str | None] | None = None,
 ) -> list[str]:
-    """Pick any of `labels` (space toggles, Enter accepts); re-asked while `check` objects.
+    """Pick any of `labels` (Space ticks, Enter accepts, typing filters); re-asked while `check`
+    objects.
 
     questionary's own `validate=` for checkboxes draws an empty toolbar instead of the message
     (questionary 2.1), so the problem is printed and the question asked again.
     """
     while True:
         items = [questionary.Choice(t, value=t, checked=t in checked) for t in labels]
-        picked = ask(questionary.checkbox(message, items))
+        question = questionary.checkbox(message, items, use_jk_keys=False, use_search_filter=True)
+        _ranked(question)
+        picked = ask(question)
         problem = check(picked) if check else None
         if problem is None:
             return picked

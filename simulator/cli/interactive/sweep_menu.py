@@ -15,6 +15,7 @@ from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.conversation_menu import SPEAKER_HELP, _even
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
 from simulator.domain.experiment import Experiment
+from simulator.domain.limits import MAX_SEED
 from simulator.domain.sweep import SweepSpec
 from simulator.domain.variants import variant_slots
 from simulator.services import sweeps as service
@@ -33,7 +34,7 @@ def _at_least_one(what: str):
 
 
 def _method_label(method: str) -> str:
-    return f"{method} — {SPEAKER_HELP[method][0]}"
+    return f"{method} — {SPEAKER_HELP[method]}"
 
 
 def _ask_llms(models: list[str]) -> list[str]:
@@ -130,13 +131,13 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     if "auto" in methods and len(models) > 1:
         manager = ask.select(
             "Manager LLM for auto (picks the speakers)",
-            [(m, m, None) for m in models],
+            [(m, m) for m in models],
             default=models[0],
         )
     elif "auto" in methods:
         manager = models[0]
     variants = _ask_variants(exp)
-    seed = ask.ask_int("Seed, blank for none", 0, 2**32 - 1, optional=True)
+    seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, optional=True)
     spec = service.validate_spec(
         {
             "repetitions": repetitions,
@@ -152,13 +153,13 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
             "manager_llm": manager,
         }
     )
-    plan = service.plan(app.store, view, spec)
+    plan = service.plan(app.store, view, spec, app.user)
     app.console.print(f"cells: {plan.cells} = {_factors(spec, exp)}", markup=False)
     _print_plan(app, plan)
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
     if not ask.confirm(
-        "Create and run this sweep? (Ctrl-C during it stops after the current turns)", default=True
+        "Create and run this sweep? (Ctrl-C stops it at once; nothing stored is lost)", default=True
     ):
         app.console.print("Nothing created.")
         return

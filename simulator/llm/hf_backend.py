@@ -242,6 +242,8 @@ def _plan(params: GenerationParams, default_do_sample: bool) -> tuple[dict, list
             kwargs[name] = value
         elif value is not None and params.temperature is None:
             ignored.append(name)  # the model decodes greedily by default; temperature 0 is explicit
+    if params.repeat_penalty is not None:
+        kwargs["repetition_penalty"] = params.repeat_penalty
     if params.num_ctx is not None:
         ignored.append("num_ctx")  # the context length is the model's own
     return kwargs, ignored
@@ -249,7 +251,14 @@ def _plan(params: GenerationParams, default_do_sample: bool) -> tuple[dict, list
 
 def _group_key(params: GenerationParams) -> tuple:
     """Requests may share a `generate` when these agree; stop strings are applied afterwards."""
-    return (params.temperature, params.top_p, params.top_k, params.max_tokens, params.seed)
+    return (
+        params.temperature,
+        params.top_p,
+        params.top_k,
+        params.max_tokens,
+        params.seed,
+        params.repeat_penalty,
+    )
 
 
 def _until_eos(tokens: list[int], eos_ids: frozenset[int]) -> int:

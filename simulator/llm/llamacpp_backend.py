@@ -102,7 +102,7 @@ class LlamaCppBackend:
 def _sampling_kwargs(params: GenerationParams) -> dict[str, Any]:
     """Fields llama.cpp applies per call; unset ones keep llama-cpp-python's defaults."""
     kwargs: dict[str, Any] = {}
-    for name in ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop"):
+    for name in ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "repeat_penalty"):
         value = getattr(params, name)
         if value is not None:
             kwargs[name] = value

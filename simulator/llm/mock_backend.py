@@ -16,7 +16,14 @@ from typing import Any
 from simulator.domain.params import GenerationParams
 from simulator.llm.base import ChatMessage, Completion
 
-_IGNORED = ("temperature", "top_p", "top_k", "seed", "num_ctx")  # a script has no sampling
+_IGNORED = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "seed",
+    "num_ctx",
+    "repeat_penalty",
+)  # a script has no sampling
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,7 @@ class OllamaBackend:
             "num_predict": params.max_tokens,
             "num_ctx": params.num_ctx,
             "stop": params.stop,
+            "repeat_penalty": params.repeat_penalty,
         }
         return {k: v for k, v in mapping.items() if v is not None}
 

@@ -81,11 +81,15 @@ class OpenAIBackend:
             # The official API rejects max_tokens for reasoning models; compatible servers
             # (vLLM, llama.cpp, LM Studio) know only max_tokens.
             kw["max_completion_tokens" if self.official else "max_tokens"] = params.max_tokens
-        if params.top_k is not None:
-            if self.official:
-                ignored.append("top_k")
-            else:
-                kw["extra_body"] = {"top_k": params.top_k}
+        extra = {
+            name: getattr(params, name)
+            for name in ("top_k", "repeat_penalty")
+            if getattr(params, name) is not None
+        }
+        if self.official:
+            ignored += list(extra)  # the OpenAI service has neither
+        elif extra:
+            kw["extra_body"] = extra  # vLLM, llama.cpp server and LM Studio read these
         if params.num_ctx is not None:
             ignored.append("num_ctx")
         return kw, ignored

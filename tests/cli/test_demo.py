@@ -113,7 +113,8 @@ def test_the_demo_on_the_bundled_model_says_how_long_and_which_sampling(tmp_path
     assert done.returncode == 0, done.stderr
     err = done.stderr
     assert (
-        "Sampling for local:smollm2: temperature 0.9, top_p 0.95, top_k 40, max_tokens 120 — "
+        "Sampling for local:smollm2: temperature 0.9, top_p 0.95, top_k 40, max_tokens 120, "
+        "repeat_penalty 1.2 — "
         "the least repetitive for SmolLM2 on these prompts" in err
     )
     assert "Estimate: about " in err and "measured just now on " in err

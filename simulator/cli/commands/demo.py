@@ -35,8 +35,10 @@ DEMO_MODEL = "local:smollm2"
 # The least repetitive of the settings bench/demo_sampling.py measured for SmolLM2 on the prison
 # prompts (3 seeds: distinct-2 0.53 and 7% repeated sentences, against 0.36 and 37% for the
 # experiment's own temperature 0.7, top_p 0.9, whose replies loop).
-DEMO_SAMPLING = GenerationParams(temperature=0.9, top_p=0.95, top_k=40, max_tokens=120)
-REPLY_TOKENS = 86  # mean reply tokens of SmolLM2 at DEMO_SAMPLING in that bench
+DEMO_SAMPLING = GenerationParams(
+    temperature=0.9, top_p=0.95, top_k=40, max_tokens=120, repeat_penalty=1.2
+)
+REPLY_TOKENS = 75  # mean reply tokens of SmolLM2 at DEMO_SAMPLING in that bench
 
 
 def ensure_prison(app: AppContext) -> exp_service.ExperimentView:
@@ -57,8 +59,14 @@ def with_demo_sampling(spec: ConversationSpec) -> ConversationSpec:
             return choice
         return choice.model_copy(update={"params": choice.params.merge(DEMO_SAMPLING)})
 
+    note = f"sampling of {DEMO_MODEL}: {describe_sampling(DEMO_SAMPLING)} (the demo's, measured)"
+    uses_demo_model = any(
+        c is not None and c.model == DEMO_MODEL
+        for c in (*spec.role_llms.values(), spec.manager_llm, spec.summarizer_llm)
+    )
     return spec.model_copy(
         update={
+            "defaults_applied": [*spec.defaults_applied, *([note] if uses_demo_model else [])],
             "role_llms": {role: tuned(c) for role, c in spec.role_llms.items()},
             "manager_llm": tuned(spec.manager_llm),
             "summarizer_llm": tuned(spec.summarizer_llm),
@@ -69,6 +77,7 @@ def with_demo_sampling(spec: ConversationSpec) -> ConversationSpec:
 def describe_sampling(params: GenerationParams) -> str:
     shown = params.model_dump(exclude_none=True, include={"temperature", "top_p", "top_k"})
     shown["max_tokens"] = params.max_tokens
+    shown["repeat_penalty"] = params.repeat_penalty
     return ", ".join(f"{k} {v}" for k, v in shown.items() if v is not None)
 
 

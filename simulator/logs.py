@@ -9,16 +9,21 @@ from datetime import datetime
 from pathlib import Path
 
 SECRET_VARIABLES = ("OPENAI_API_KEY", "DB_PASSWORD", "MONGODB_URI", "HF_TOKEN", "ANTHROPIC_API_KEY")
-URI_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@", re.I
-)
+# Every pattern starts with a fixed, rare anchor (a lookbehind on "://", "sk-", "bearer"), so a
+# failed attempt costs O(1) and a pass over the text is linear: the old form began with the
+# scheme (`[a-z][a-z0-9+.-]*://`), re-scanned every letter run from each of its letters and took
+# seconds for a 16k-character argument. The password runs to the last "@" before the host, so a
+# password with a raw "@" is hidden whole.
+URI_CREDENTIALS = re.compile(r"(?<=[a-z0-9+.\-]://)(?P<user>[^:/@\s]*):(?P<pw>[^/\s]*)@", re.I)
+# Placeholders in our own hints ("mongodb://USER:PASSWORD@HOST") are not secrets.
+PLACEHOLDER_PASSWORDS = frozenset({"PASSWORD", "<PASSWORD>", "***"})
 API_KEY = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,})")
 BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]+")
 
 
 def redact(text: str) -> str:
     """Remove passwords in URIs, API keys, bearer tokens and the values of secret variables."""
-    text = URI_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
+    text = URI_CREDENTIALS.sub(_hide_password, text)
     text = API_KEY.sub("***", text)
     text = BEARER.sub(r"\1***", text)
     for name in SECRET_VARIABLES:
@@ -26,6 +31,12 @@ def redact(text: str) -> str:
         if value and len(value) >= 4:
             text = text.replace(value, "***")
     return text
+
+
+def _hide_password(match: re.Match) -> str:
+    if match["pw"] in PLACEHOLDER_PASSWORDS:
+        return match[0]
+    return f"{match['user']}:***@"
 
 
 class RedactingFilter(logging.Filter):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote_plus, unquote, urlsplit
+from urllib.parse import quote_plus, unquote
 
 import platformdirs
 from dotenv import find_dotenv, load_dotenv
@@ -73,7 +73,7 @@ class DatabaseTarget:
 
 def resolve_database(flag_value: str | None = None, password: str | None = None) -> DatabaseTarget:
     """Pick the database: --db/SIM_DB, MONGODB_URI, DB_USER+DB_PASSWORD+DB_CLUSTER_URL, default."""
-    if flag_value:
+    if flag_value is not None:  # an empty --db is refused when opened, not silently ignored
         return DatabaseTarget(flag_value, "--db/SIM_DB", uri_username(flag_value))
     if os.environ.get("MONGODB_URI"):
         uri = os.environ["MONGODB_URI"]
@@ -115,30 +115,40 @@ def build_cluster_uri(cluster: str, user: str | None, password: str | None) -> s
     return scheme + creds + rest
 
 
+def uri_netloc(uri: str) -> str:
+    """The `user:password@host:port,...` part of a URI, without a parser that can raise."""
+    if "://" not in uri:
+        return ""
+    rest = uri.split("://", 1)[1]
+    for end in "/?#":
+        rest = rest.split(end, 1)[0]
+    return rest
+
+
 def uri_username(uri: str) -> str | None:
     if not uri.startswith(MONGO_SCHEMES):
         return None
-    netloc = urlsplit(uri).netloc
+    netloc = uri_netloc(uri)
     if "@" not in netloc:
         return None
     return unquote(netloc.rsplit("@", 1)[0].split(":", 1)[0]) or None
 
 
 def redact_uri(uri: str) -> str:
-    """The URI with any password replaced, safe to show or log."""
-    if not uri.startswith(MONGO_SCHEMES):
+    """The URI with any password replaced, safe to show or log (any scheme)."""
+    if "://" not in uri:
         return uri
     scheme, rest = uri.split("://", 1)
-    netloc, slash, tail = rest.partition("/")
+    netloc = uri_netloc(uri)
+    tail = rest[len(netloc) :]
     if "@" in netloc:
         creds, host = netloc.rsplit("@", 1)
         user = creds.split(":", 1)[0]
         netloc = f"{user}:***@{host}" if ":" in creds else f"{user}@{host}"
-    return f"{scheme}://{netloc}{slash}{tail}"
+    return f"{scheme}://{netloc}{tail}"
 
 
 def uri_hosts(uri: str) -> str:
     if not uri.startswith(MONGO_SCHEMES):
         return uri
-    netloc = urlsplit(uri).netloc
-    return netloc.rsplit("@", 1)[-1]
+    return uri_netloc(uri).rsplit("@", 1)[-1]

@@ -57,7 +57,11 @@ class AppContext:
     def store(self) -> Store:
         if self._store is None:
             self._store = open_store(
-                open_target(self.target, self.db_name or db_name(), db_timeout_ms())
+                open_target(
+                    self.target,
+                    self.db_name if self.db_name is not None else db_name(),
+                    db_timeout_ms(),
+                )
             )
         return self._store
 

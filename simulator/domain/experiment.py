@@ -3,11 +3,33 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
+from simulator.domain.limits import MAX_ROLES
 from simulator.domain.params import GenerationParams
+
+
+def strip_name(value: object) -> object:
+    """Names and titles lose surrounding spaces; one made only of spaces is refused."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            raise ValueError("is blank (only spaces); give it a visible name")
+    return value
+
+
+# A name, title or label: stripped, never blank. Lengths are set per field.
+Name = Annotated[str, BeforeValidator(strip_name)]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9 _\-']*$")
 Pronoun = Literal["he", "she", "it", "they"]
@@ -22,9 +44,9 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1, max_length=120)
+    title: Name = Field(min_length=1, max_length=120)
     content: str = Field(default="", max_length=50_000)
-    default_variant: str | None = Field(default=None, min_length=1, max_length=60)
+    default_variant: Name | None = Field(default=None, min_length=1, max_length=60)
     variants: dict[str, str | None] | None = None
 
     @model_validator(mode="after")
@@ -32,6 +54,8 @@ class Section(BaseModel):
         if self.variants is not None:
             if not self.variants:
                 raise ValueError(f"section {self.title!r} lists an empty variants mapping")
+            if any(not str(key).strip() for key in self.variants):
+                raise ValueError(f"section {self.title!r} has a variant whose name is blank")
             name = self.default_variant or "default"
             if name in self.variants:
                 raise ValueError(
@@ -66,7 +90,7 @@ class Role(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=60)
+    name: Name = Field(min_length=1, max_length=60)
     pronoun: Pronoun = "they"
     sections: list[Section] = Field(min_length=1)
 
@@ -110,18 +134,43 @@ class LLMChoice(BaseModel):
 
         return check_model_string(value)
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_http_url(value)
+
+
+def check_http_url(value: str) -> str:
+    """An http(s) URL with a host (and a valid port if one is given), or ValueError saying so."""
+    value = value.strip()
+    example = "e.g. http://localhost:8000/v1"
+    if any(ord(ch) <= 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(f"base_url must not contain spaces or control characters ({example})")
+    try:
+        parts = urlsplit(value)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:
+        raise ValueError(f"base_url {value!r} is not a valid URL ({exc}; {example})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"base_url {value!r} must be an http:// or https:// URL with a host ({example})"
+        )
+    if not port_ok:
+        raise ValueError(f"base_url {value!r} has port 0 ({example})")
+    return value
+
 
 class Experiment(BaseModel):
     """Content of an experiment. Ownership and times live in the store's document around it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=120)
+    name: Name = Field(min_length=1, max_length=120)
     note: str = Field(default="", max_length=2000)
     favourite: bool = False
     starting_message: str = Field(min_length=1, max_length=20_000)
     llms: list[LLMChoice] = Field(min_length=1)
-    roles: list[Role] = Field(min_length=1, max_length=20)
+    roles: list[Role] = Field(min_length=1, max_length=MAX_ROLES)
     shared_sections: list[Section] = Field(default_factory=list)
     summarizer_sections: list[Section] = Field(default_factory=list)
 

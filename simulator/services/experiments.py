@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.domain.experiment import Experiment
+from simulator.domain.limits import MAX_AGENTS_PER_ROLE
 from simulator.domain.yaml_io import dump_yaml, load_model, validate_model
 from simulator.errors import UserError
 from simulator.prompting.assembly import render_all
@@ -77,10 +78,14 @@ def create(
     return _view(store, doc, user)
 
 
+def load_file(path: str | Path) -> Experiment:
+    """Read and validate an experiment file whole; touches no store."""
+    return load_model(path, Experiment, "experiment")
+
+
 def import_yaml(store: Store, path: str | Path, user: str) -> ExperimentView:
     """Validate the whole file first; only a valid experiment is written."""
-    experiment = load_model(path, Experiment, "experiment")
-    return create(store, experiment, user)
+    return create(store, load_file(path), user)
 
 
 def get(store: Store, experiment_id: str, user: str) -> ExperimentView:
@@ -163,19 +168,42 @@ def delete(store: Store, experiment_id: str, user: str) -> None:
 
 
 def parse_counts(text: str, experiment: Experiment, field: str = "--render") -> dict[str, int]:
-    """'guard=2,prisoner=1' -> {'Guard': 2, 'Prisoner': 1}; roles must be known, counts >= 1."""
+    """'guard=2,prisoner=1' -> {'Guard': 2, 'Prisoner': 1}; roles known and named once, counts
+    written in ASCII digits from 1 to MAX_AGENTS_PER_ROLE. Roles not named get one agent."""
+    example = ",".join(f"{r.name.lower()}=1" for r in experiment.roles)
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise UserError(
+            f"{text!r} names no role", field=field, fix=f"write ROLE=COUNT pairs, e.g. {example}"
+        )
     counts: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for part in parts:
+        if not part:
+            raise UserError(
+                f"{text!r} has an empty entry between commas",
+                field=field,
+                fix=f"remove the extra comma, e.g. {example}",
+            )
         name, sep, value = part.partition("=")
         try:
             role = experiment.role(name)
         except KeyError as exc:
             raise UserError(
-                str(exc.args[0]), field=field, fix="use ROLE=COUNT with the experiment's role names"
+                str(exc.args[0]),
+                field=field,
+                fix=f"use ROLE=COUNT with the experiment's role names, e.g. {example}",
             ) from None
-        if not sep or not value.strip().isdigit() or int(value) < 1:
+        value = value.strip()
+        if role.name in counts:
             raise UserError(
-                f"{part!r} needs a whole number of agents of at least 1",
+                f"role {role.name!r} is given twice",
+                field=field,
+                fix=f"give each role once, e.g. {example}",
+            )
+        whole = sep and value.isascii() and value.isdigit() and len(value) <= 6
+        if not whole or not 1 <= int(value) <= MAX_AGENTS_PER_ROLE:
+            raise UserError(
+                f"{part!r} needs a whole number of agents from 1 to {MAX_AGENTS_PER_ROLE}",
                 field=field,
                 fix=f"write e.g. {role.name.lower()}=1",
             )

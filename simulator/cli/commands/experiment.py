@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from simulator.cli.context import AppContext
 from simulator.cli.render import experiment_detail, experiments_table, rendered_prompts
 from simulator.errors import UserError
 from simulator.services import experiments as service
 
+# Paths are checked where they are read or written (a NUL byte makes click's own check raise).
+PATH = click.STRING
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 
 
@@ -20,16 +25,19 @@ def experiment() -> None:
 
 
 @experiment.command("create")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=PATH)
 @json_option
 @click.pass_obj
-def create_cmd(app: AppContext, file: Path, as_json: bool) -> None:
+def create_cmd(app: AppContext, file: str, as_json: bool) -> None:
     """Import an experiment from a YAML FILE (validated whole before anything is written)."""
-    view = service.import_yaml(app.store, file, app.user)
+    checked = service.load_file(file)  # before the store is opened: a bad file touches nothing
+    view = service.create(app.store, checked, app.user)
     if as_json:
         app.print_json(view.summary())
     else:
-        app.console.print(f"Created experiment [bold]{view.id}[/bold] ({view.experiment.name}).")
+        app.console.print(
+            f"Created experiment [bold]{view.id}[/bold] ({escape(view.experiment.name)})."
+        )
 
 
 @experiment.command("list")
@@ -64,7 +72,9 @@ def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> No
 def show_cmd(app: AppContext, experiment_id: str, render_counts: str | None, as_json: bool) -> None:
     """Show one experiment (anyone may view any experiment)."""
     view = service.get(app.store, experiment_id, app.user)
-    counts = service.parse_counts(render_counts, view.experiment) if render_counts else None
+    counts = (
+        service.parse_counts(render_counts, view.experiment) if render_counts is not None else None
+    )
     prompts = service.render(view, counts) if counts else None
     if as_json:
         data = view.to_json()
@@ -89,7 +99,8 @@ def duplicate_cmd(app: AppContext, experiment_id: str, name: str | None, as_json
         app.print_json(view.summary())
     else:
         app.console.print(
-            f"Duplicated {experiment_id} as [bold]{view.id}[/bold] ({view.experiment.name})."
+            f"Duplicated {escape(experiment_id)} as [bold]{view.id}[/bold] "
+            f"({escape(view.experiment.name)})."
         )
 
 
@@ -98,25 +109,44 @@ def duplicate_cmd(app: AppContext, experiment_id: str, name: str | None, as_json
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=PATH,
     help="Write to this file instead of standard output.",
 )
 @click.pass_obj
-def export_cmd(app: AppContext, experiment_id: str, output: Path | None) -> None:
+def export_cmd(app: AppContext, experiment_id: str, output: str | None) -> None:
     """Export an experiment as YAML that re-imports to the same experiment."""
     text = service.export_yaml(app.store, experiment_id, app.user)
     if output is None:
         click.echo(text, nl=False)
         return
+    write_text_file(Path(output), text, "--output")
+    app.err.print(f"Exported {experiment_id} to {output}.", markup=False)
+
+
+def write_text_file(path: Path, text: str, field: str) -> None:
+    """Write `text` to an ordinary file, or raise one UserError naming the path and the fix.
+
+    An existing FIFO or device is refused rather than opened (opening a FIFO blocks until a
+    reader appears); the folder must exist (it is not created behind the user's back).
+    """
+    name = str(path)
+    fix = "choose a writable file path, or leave -o out to print to standard output"
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(
-            f"cannot write {output} ({exc.strerror})",
-            field="--output",
-            fix="choose a writable path",
-        ) from None
-    app.err.print(f"Exported {experiment_id} to {output}.")
+        if not name.strip():
+            raise UserError("the output path is empty", field=field, fix=fix)
+        if os.path.lexists(path):
+            mode = os.stat(path).st_mode
+            if stat.S_ISDIR(mode):
+                raise UserError(f"{name!r} is a folder", field=field, fix=fix)
+            if not stat.S_ISREG(mode):
+                raise UserError(f"{name!r} is not an ordinary file", field=field, fix=fix)
+        folder = path.parent
+        if not folder.is_dir():
+            raise UserError(f"the folder {str(folder)!r} does not exist", field=field, fix=fix)
+        path.write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UserError(f"cannot write {name!r} ({reason})", field=field, fix=fix) from None
 
 
 @experiment.command("update")

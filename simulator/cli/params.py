@@ -10,7 +10,8 @@ import math
 
 import click
 
-MAX_SEED = 2**63 - 1
+from simulator.domain.limits import MAX_SEED
+
 MAX_CONCURRENCY = 4096
 MIN_LEASE_TTL_S = 2.0
 MAX_LEASE_TTL_S = 86_400.0

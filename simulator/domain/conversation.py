@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.limits import MAX_AGENTS_PER_ROLE, MAX_SEED
 
 SpeakerMethod = Literal["round_robin", "random", "role_alternating", "auto", "manual"]
 SPEAKER_METHODS: tuple[str, ...] = ("round_robin", "random", "role_alternating", "auto", "manual")
@@ -18,14 +19,15 @@ class ConversationSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agents: dict[str, int] = Field(min_length=1)  # role name -> number of agents
+    # role name -> number of agents, bounded like a sweep's (simulator/domain/limits.py)
+    agents: dict[str, Annotated[int, Field(ge=1, le=MAX_AGENTS_PER_ROLE)]] = Field(min_length=1)
     total_messages: int = Field(ge=2, le=100_000)
     days: int = Field(default=1, ge=1, le=1000)
     speaker_method: SpeakerMethod = "round_robin"
     role_llms: dict[str, LLMChoice]  # role name -> model for its agents
     manager_llm: LLMChoice | None = None
     summarizer_llm: LLMChoice | None = None
-    seed: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     name_template: str = Field(default="{role}_{n}", min_length=3, max_length=60)
     variant: dict[str, str] = Field(default_factory=dict)  # section -> chosen variant (sweeps)
     # Every value above that the tool chose because the researcher did not, as one sentence

@@ -95,7 +95,8 @@ def test_split_is_as_even_as_possible():
         ({"total_messages": 7}, "must be even"),
         ({"days": 4}, "4 days need at least 8 messages"),
         ({"speaker_method": "auto"}, "needs a manager_llm"),
-        ({"agents": {"Guard": 0}}, "at least one agent"),
+        ({"agents": {"Guard": 0}}, "greater than or equal to 1"),
+        ({"agents": {"Guard": 101}}, "less than or equal to 100"),
     ],
 )
 def test_spec_rejects_impossible_runs(changes, message):

@@ -27,7 +27,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -39,7 +38,7 @@ from pydantic import (
 )
 
 from simulator.domain.params import GenerationParams
-from simulator.domain.yaml_io import validation_to_user_error
+from simulator.domain.yaml_io import read_yaml_file, validation_to_user_error
 from simulator.errors import UserError
 from simulator.prompting.templates import PROMPTS_DIR
 
@@ -211,11 +210,8 @@ def find_rubric(name_or_path: str) -> Path:
 
 def load_rubric(name_or_path: str) -> Rubric:
     path = find_rubric(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path} is not valid YAML: {exc}", field="--scorer") from None
+    data, marks = read_yaml_file(path)  # the same guards as experiment and sweep files
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        raise validation_to_user_error(exc, "rubric", source=str(path), marks={}) from None
+        raise validation_to_user_error(exc, "rubric", source=str(path), marks=marks) from None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -40,7 +39,7 @@ def sweep() -> None:
 
 @sweep.command("create")
 @click.argument("experiment_id")
-@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=click.STRING)  # checked by the YAML reader
 @click.option("--name")
 @click.option("--repetitions", type=int, help="Conversations per cell.")
 @click.option("--llm", "llms", multiple=True, help="One model per conversation; repeatable.")
@@ -80,7 +79,7 @@ def sweep() -> None:
 def create_cmd(
     app: AppContext,
     experiment_id: str,
-    file: Path | None,
+    file: str | None,
     as_json: bool,
     dry_run: bool,
     yes: bool,
@@ -115,7 +114,7 @@ def create_cmd(
         )
 
 
-def _spec_from(view, file: Path | None, flags: dict) -> SweepSpec:
+def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
     data: dict = {}
     if file is not None:
         data = load_model(file, SweepSpec, "sweep").model_dump(mode="json", exclude_unset=True)

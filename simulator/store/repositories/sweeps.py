@@ -88,7 +88,8 @@ class SweepsRepository:
 
     def insert_conversations(self, docs: list[dict]) -> int:
         """Insert the planned conversations whose key is new; return how many were added."""
-        fresh = [d for d in docs if d["key"] not in self.existing_keys([d["key"] for d in docs])]
+        existing = self.existing_keys([d["key"] for d in docs])  # once, not once per document
+        fresh = [d for d in docs if d["key"] not in existing]
         added = 0
         for start in range(0, len(fresh), 500):
             chunk = fresh[start : start + 500]

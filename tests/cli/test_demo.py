@@ -121,6 +121,12 @@ def test_the_demo_on_the_bundled_model_says_how_long_and_which_sampling(tmp_path
     assert err.index("Estimate: about ") < err.index("messages over 1 day(s)")
     assert "Took " in err
     conversation_id = re.search(r"Stored as (conv_[0-9a-z]+)", err).group(1)
+    shown = json.loads(
+        output_of("conversation", "show", conversation_id, "--json", tmp_path=tmp_path)
+    )
+    assert shown["conversation"]["status"] == "done"
+    assert [m["model"] for m in shown["messages"]] == ["local:smollm2"] * 2
+    assert shown["summaries"][0]["text"]
     calls = json.loads(
         output_of("conversation", "show", conversation_id, "--prompts", "--json", tmp_path=tmp_path)
     )["calls"]

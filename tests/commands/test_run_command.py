@@ -117,17 +117,6 @@ def test_bad_run_input_exits_2_and_writes_nothing(sim, experiment, args, env, ex
     assert sim("conversation", "list", "--json", db=db).json() == []
 
 
-@pytest.mark.slow
-def test_demo_runs_on_the_bundled_model(sim, sim_process):
-    result = sim_process("demo", "--messages", "2", "--days", "1", "--json")
-    assert result.code == 0, result.err
-    data = result.json()
-    assert data["status"] == "done" and data["counters"]["messages"] == 2
-    shown = sim("conversation", "show", data["conversation_id"], "--json").json()
-    assert shown["messages"][0]["model"] == "local:smollm2"
-    assert shown["summaries"][0]["text"]
-
-
 def test_demo_imports_the_shipped_experiment_once(sim):
     """The demo on the mock model, from a folder outside the repository (cwd is a temp dir)."""
     args = ("demo", "--messages", "4", "--days", "2", "--llm", "mock:demo", "--json")

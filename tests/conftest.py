@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
+from simulator.testing.process_state import ProcessState
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -133,33 +133,6 @@ class CliResult:
         return json.loads(self.out)
 
 
-class _GlobalState:
-    """What one `main()` call may change for the whole process, put back afterwards.
-
-    `main()` adds session log handlers to the root logger and loads `.env` into os.environ; a run
-    installs SIGINT handlers. Left alone, each would leak into the next test.
-    """
-
-    def __enter__(self) -> _GlobalState:
-        root = logging.getLogger()
-        self.environ = dict(os.environ)
-        self.handlers = list(root.handlers)
-        self.level = root.level
-        self.signals = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        root = logging.getLogger()
-        for handler in [h for h in root.handlers if h not in self.handlers]:
-            root.removeHandler(handler)
-            handler.close()
-        root.setLevel(self.level)
-        os.environ.clear()
-        os.environ.update(self.environ)
-        for sig, handler in self.signals.items():
-            signal.signal(sig, handler)
-
-
 def _exit_code(exc: SystemExit) -> int:
     if exc.code is None:
         return 0
@@ -180,7 +153,7 @@ def run_cli_in_process(
         runner = CliRunner(mix_stderr=False)  # click 8.1 keeps stderr apart only when asked
     except TypeError:
         runner = CliRunner()  # click >= 8.2 always does
-    with _GlobalState(), runner.isolation(input=input, env=env or {}) as streams:
+    with ProcessState(), runner.isolation(input=input, env=env or {}) as streams:
         out, err = streams[0], streams[1]
         try:
             main(list(args))

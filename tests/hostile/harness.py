@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import os
-import signal
 import sys
-import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from click.testing import CliRunner
+
+from simulator.testing.process_state import ProcessState
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"
@@ -43,31 +41,6 @@ class Outcome:
         return f"exit {self.code}: {tail.strip()}"
 
 
-class _ProcessState:
-    """What one `main()` call may change for the whole process, put back afterwards."""
-
-    def __enter__(self) -> _ProcessState:
-        root = logging.getLogger()
-        self.environ = dict(os.environ)
-        self.handlers = list(root.handlers)
-        self.level = root.level
-        self.signals = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        root = logging.getLogger()
-        for handler in [h for h in root.handlers if h not in self.handlers]:
-            root.removeHandler(handler)
-            handler.close()
-        root.setLevel(self.level)
-        os.environ.clear()
-        os.environ.update(self.environ)
-        if threading.current_thread() is threading.main_thread():
-            for sig, handler in self.signals.items():
-                if signal.getsignal(sig) is not handler:
-                    signal.signal(sig, handler)
-
-
 def run_cli(args: list[str], env: dict[str, str] | None = None, stdin: str = "") -> Outcome:
     """`llm-sim ARGS` in this process; never raises."""
     from simulator.cli.main import main
@@ -77,7 +50,7 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, stdin: str = "")
     except TypeError:
         runner = CliRunner()
     escaped = None
-    with _ProcessState(), runner.isolation(input=stdin, env=env or {}) as io:
+    with ProcessState(), runner.isolation(input=stdin, env=env or {}) as io:
         try:
             main(list(args))
             code = 0

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from stored_messages import message_doc
 
 from simulator.analysis import exports
 from simulator.domain.sweep import SweepSpec
@@ -33,18 +34,7 @@ def stored() -> dict:
     sweep, _ = sweep_service.create(store, view, spec, "alice")
     (conv,) = store.sweeps.conversations(sweep["_id"])
     for seq, role in enumerate(("Guard", "Prisoner")):
-        store.messages.insert(
-            {
-                "conversation_id": conv["_id"],
-                "day": 1,
-                "index": seq,
-                "seq": seq,
-                "speaker": f"{role}_1",
-                "role": role,
-                "model": "mock:a",
-                "text": f"{role} speaks.",
-            }
-        )
+        store.messages.insert(message_doc(conv["_id"], seq, f"{role} speaks."))
     store.db.conversations.update_one({"_id": conv["_id"]}, {"$set": {"status": "done"}})
     return {"env": {"SIM_DB": uri, "SIM_USER": "alice"}, "sweep_id": sweep["_id"]}
 

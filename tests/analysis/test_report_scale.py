@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from cdp_browser import CHROMIUM, Browser  # tests/analysis/cdp_browser.py
+from stored_messages import message_doc
 
 from simulator.analysis.report import write_report
 from simulator.analysis.report.assets import PREVIEW_CHARS, STEP_CHARS
@@ -40,23 +41,6 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
     reason="Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)",
 )
-
-
-def _message(conversation_id: str, seq: int, text: str) -> dict:
-    role = "Guard" if seq % 2 == 0 else "Prisoner"
-    return {
-        "conversation_id": conversation_id,
-        "day": 1,
-        "index": seq,
-        "seq": seq,
-        "speaker": f"{role}_1",
-        "role": role,
-        "model": "mock:a",
-        "text": text,
-        "raw_text": text,
-        "trimmed": False,
-        "empty": False,
-    }
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +71,7 @@ def big_report(tmp_path_factory) -> dict:
             f"Guard {n} answers: not today ({n % 13}).",
         ]
         for seq, text in enumerate(texts):
-            store.messages.insert(_message(cid, seq, text))
+            store.messages.insert(message_doc(cid, seq, text))
         store.db.conversations.update_one({"_id": cid}, {"$set": {"status": "done"}})
     output = base / "report.html"
     write_report(store, sweep["_id"], output, per_cell=CONVERSATIONS)

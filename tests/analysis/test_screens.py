@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from stored_messages import message_doc
 
 from simulator.analysis.measures import cell_labels
 from simulator.domain.sweep import SweepSpec
@@ -42,24 +43,9 @@ def sweep_store() -> dict:
     conversations = store.sweeps.conversations(sweep["_id"])
     for n, conv in enumerate(conversations):
         for seq in range(4):
-            role = "Guard" if seq % 2 == 0 else "Prisoner"
             text = HIDDEN if (n, seq) == (0, 1) else "word " * (n + seq + 3)
             store.messages.insert(
-                {
-                    "conversation_id": conv["_id"],
-                    "day": 1,
-                    "index": seq,
-                    "seq": seq,
-                    "speaker": f"{role}_1",
-                    "role": role,
-                    "model": "mock:a",
-                    "text": text,
-                    "raw_text": text,
-                    "trimmed": False,
-                    "empty": False,
-                    "latency_s": 0.5 + n / 10,
-                    "tokens_out": 7,
-                }
+                message_doc(conv["_id"], seq, text, latency_s=0.5 + n / 10, tokens_out=7)
             )
         store.db.conversations.update_one({"_id": conv["_id"]}, {"$set": {"status": "done"}})
     return {"uri": uri, "sweep": sweep, "conversations": conversations}

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE, MAX_SEED
 
+MessageCounting = Literal["agent_turns", "reference"]
 SpeakerMethod = Literal["round_robin", "random", "role_alternating", "auto", "manual"]
 SPEAKER_METHODS: tuple[str, ...] = ("round_robin", "random", "role_alternating", "auto", "manual")
 MIN_MESSAGES_PER_DAY = 2
@@ -22,8 +23,14 @@ class ConversationSpec(BaseModel):
     # role name -> number of agents, bounded like a sweep's (simulator/domain/limits.py)
     agents: dict[str, Annotated[int, Field(ge=1, le=MAX_AGENTS_PER_ROLE)]] = Field(min_length=1)
     total_messages: int = Field(ge=2, le=100_000)
+    # "agent_turns": total_messages agent turns. "reference": as the reference tool counted, a
+    # day's budget (total // days) includes the day's opening message, so 20 gives 19 turns.
+    message_counting: MessageCounting = "agent_turns"
     days: int = Field(default=1, ge=1, le=1000)
     speaker_method: SpeakerMethod = "round_robin"
+    # As in the reference (autogen's allow_repeat_speaker=False): no agent speaks twice in a row,
+    # under auto and manual too. True lets the manager / the researcher pick the same agent again.
+    allow_repeat_speaker: bool = False
     role_llms: dict[str, LLMChoice]  # role name -> model for its agents
     manager_llm: LLMChoice | None = None
     summarizer_llm: LLMChoice | None = None

@@ -126,6 +126,14 @@ class LLMChoice(BaseModel):
     model: str = Field(min_length=3, max_length=300)
     params: GenerationParams = Field(default_factory=GenerationParams)
     base_url: str | None = Field(default=None, max_length=300)
+    # Names this entry when the same model appears twice with different sampling parameters
+    # (the reference tool allowed it); sweeps, --llm and the ledger use it. None: the model.
+    label: Name | None = Field(default=None, min_length=1, max_length=120)
+
+    @property
+    def key(self) -> str:
+        """What sweeps, --llm and the ledger call this entry: its label, else its model string."""
+        return self.label or self.model
 
     @field_validator("model")
     @classmethod
@@ -185,7 +193,11 @@ class Experiment(BaseModel):
         _reject_duplicates([r.tag for r in self.roles], "role placeholder names")
         _reject_duplicates([s.title for s in self.shared_sections], "shared section titles")
         _reject_duplicates([s.title for s in self.summarizer_sections], "summarizer section titles")
-        _reject_duplicates([llm.model for llm in self.llms], "LLM model strings")
+        _reject_duplicates(
+            [llm.key for llm in self.llms],
+            "LLM entries (model string, or label where one is given; give the same model "
+            "different labels to list it twice)",
+        )
         for role in self.roles:
             clash = {s.title for s in role.sections} & {s.title for s in self.shared_sections}
             if clash:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.errors import UserError
+from simulator.errors import NotFound, UserError
+from simulator.store.foreign import foreign_refusal, is_foreign_id
 from simulator.store.repositories.experiments import to_model
 
 KINDS = ("experiment", "sweep", "conversation")
@@ -34,6 +35,10 @@ def resolve_scope(store: Any, target_id: str) -> Scope:
         return _conversation_scope(store, target)
     if target.startswith("exp_"):
         return _experiment_scope(store, target)
+    for kind in ("experiment", "conversation"):  # the reference tool's ids: say whose they are
+        if target and is_foreign_id(store.db[kind + "s"], target):
+            message, fix = foreign_refusal(kind, target, store.import_command)
+            raise NotFound(message, field="ID", fix=fix)
     raise UserError(
         f"{target_id!r} is not an experiment, sweep or conversation id",
         field="ID",

@@ -10,7 +10,9 @@ from simulator.domain.limits import MAX_AGENTS_PER_ROLE
 from simulator.domain.yaml_io import dump_yaml, load_model, validate_model
 from simulator.errors import UserError
 from simulator.prompting.assembly import render_all
+from simulator.store import cascade
 from simulator.store.clock import as_datetime
+from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import to_model
 from simulator.store.store import Store
 
@@ -161,10 +163,37 @@ def update(
     return get(store, experiment_id, user)
 
 
-def delete(store: Store, experiment_id: str, user: str) -> None:
+def foreign_note(store: Store) -> str | None:
+    """Listing leaves the reference tool's documents out; this sentence says how many and how to
+    import them (None when the database holds none)."""
+    counts = store.foreign_counts(("experiments", "conversations"))  # messages: a long scan
+    return left_out_note(counts, store.import_command)
+
+
+def deletion_counts(store: Store, experiment_id: str, user: str) -> cascade.Cascade:
+    """What deleting this experiment would remove; refused unless `user` owns it."""
     store.experiments.require_owner(experiment_id, user, "delete")
-    store.experiments.delete(experiment_id, user)
-    store.users.forget_target(KIND, experiment_id)
+    return cascade.count_experiment(store.db, experiment_id, user)
+
+
+def delete_question(view: ExperimentView, counts: cascade.Cascade) -> str:
+    """'Delete exp_1 (Prison) with 12 conversations, 240 messages, 300 calls and 4 scores?'"""
+    listed = counts.phrase()
+    return f"Delete {view.id} ({view.experiment.name}){f' with {listed}' if listed else ''}?"
+
+
+def deleted_message(experiment_id: str, counts: cascade.Cascade) -> str:
+    listed = counts.phrase()
+    return f"Deleted {experiment_id}{f' with {listed}' if listed else ''}."
+
+
+def delete(store: Store, experiment_id: str, user: str) -> cascade.Cascade:
+    """Delete an experiment the user owns with its conversations (whoever ran them, as the
+    reference tool did), their messages, calls, summaries and scores, its sweeps and the stored
+    prompts nothing uses any more. Returns what was removed."""
+    counts = deletion_counts(store, experiment_id, user)
+    cascade.delete_experiment(store.db, experiment_id)
+    return counts
 
 
 def parse_counts(text: str, experiment: Experiment, field: str = "--render") -> dict[str, int]:

@@ -11,16 +11,35 @@ from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 META_ID = "schema"
+# What this tool's ids looked like before documents carried schema_version. Anything else in
+# these collections (the reference tool's ObjectIds, above all) is another tool's.
+_OUR_IDS: dict[str, Callable[[Any], bool]] = {
+    "users": lambda i: isinstance(i, str),  # a user's name
+    "favourites": lambda i: isinstance(i, str) and i.count("|") == 2,  # user|kind|target
+    "experiments": lambda i: isinstance(i, str) and i.startswith("exp_"),
+    "conversations": lambda i: isinstance(i, str) and i.startswith("conv_"),
+    "messages": lambda i: isinstance(i, str) and i.startswith("conv_"),
+    "calls": lambda i: isinstance(i, str) and i.startswith(("conv_", "call_")),
+}
 
 
 def _m001_initial(db: Any) -> None:
-    """Version 1: the first schema; documents written before it carried no schema_version."""
-    for name in ("users", "experiments", "favourites", "conversations", "messages", "calls"):
-        db[name].update_many(
-            {"schema_version": {"$exists": False}}, {"$set": {"schema_version": 1}}
-        )
+    """Version 1: the first schema; documents written before it carried no schema_version.
+
+    Narrowed after the fact (issue 9): it stamps only documents whose id this tool could have
+    written, never another tool's sharing the collection. Stores already at version 1 or later
+    never run it again; 003 undoes what the broad version did to the reference tool's documents.
+    """
+    for name, is_ours in _OUR_IDS.items():
+        unmarked = db[name].find({"schema_version": {"$exists": False}}, {"_id": 1})
+        ids = [doc["_id"] for doc in unmarked if is_ours(doc["_id"])]
+        for start in range(0, len(ids), 500):
+            db[name].update_many(
+                {"_id": {"$in": ids[start : start + 500]}, "schema_version": {"$exists": False}},
+                {"$set": {"schema_version": 1}},
+            )
 
 
 def _m002_ledger_fields_mean_one_thing(db: Any) -> None:
@@ -61,9 +80,56 @@ def _m002_ledger_fields_mean_one_thing(db: Any) -> None:
         db.calls.update_one({"_id": call["_id"]}, {"$set": change})
 
 
+# The shapes of the reference tool's documents (its `to_document` methods): a document with an
+# ObjectId and these fields that carries `schema_version: 1` got it from the broad 001.
+_REFERENCE_SHAPES = {
+    "experiments": ("creator", "creation_date", "conversation_ids"),
+    "conversations": ("agent_combination", "messages_ids", "n_messages"),
+    "messages": ("content", "speaker", "day"),
+}
+
+
+def _m003_leave_other_tools_documents_alone(db: Any) -> None:
+    """Version 3: the unique `key` indexes of conversations and sweeps become sparse, so other
+    tools' documents (the reference tool's conversations have no `key`) neither collide nor
+    block the index; the `schema_version: 1` that the broad 001 wrote into the reference
+    tool's documents is taken out again (restoring them byte for byte); and this tool's
+    conversations chosen by `auto` or `manual` speakers record `allow_repeat_speaker: true`,
+    the behaviour they ran with (the default became False). Safe to run twice or at once."""
+    from simulator.store.indexes import drop_non_sparse, ensure_sparse_unique
+
+    for collection in (db.conversations, db.sweeps):
+        drop_non_sparse(collection, "key")
+        ensure_sparse_unique(collection, "key")
+    for name, fields in _REFERENCE_SHAPES.items():
+        shaped = {"schema_version": 1, **{f: {"$exists": True} for f in fields}}
+        ids = [
+            doc["_id"]
+            for doc in db[name].find(shaped, {"_id": 1})
+            if not isinstance(doc["_id"], str)  # this tool's ids are strings
+        ]
+        for start in range(0, len(ids), 500):
+            db[name].update_many(
+                {"_id": {"$in": ids[start : start + 500]}, "schema_version": 1},
+                {"$unset": {"schema_version": ""}},
+            )
+    ran_with_repeats = {
+        "schema_version": {"$exists": True},
+        "spec.speaker_method": {"$in": ["auto", "manual"]},
+        "spec.allow_repeat_speaker": {"$exists": False},
+    }
+    for conv in db.conversations.find(ran_with_repeats, {"spec": 1}):
+        # the whole spec, not `spec.allow_repeat_speaker`: nx-27017 stores a $set boolean as 1
+        db.conversations.update_one(
+            {"_id": conv["_id"], **ran_with_repeats},
+            {"$set": {"spec": {**conv["spec"], "allow_repeat_speaker": True}}},
+        )
+
+
 MIGRATIONS: list[tuple[int, Callable[[Any], None]]] = [
     (1, _m001_initial),
     (2, _m002_ledger_fields_mean_one_thing),
+    (3, _m003_leave_other_tools_documents_alone),
 ]
 
 

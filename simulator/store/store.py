@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.store.database import Connection, open_database
+from simulator.store.foreign import REFERENCE_COLLECTIONS, foreign_counts, import_command
 from simulator.store.migrations import migrate
 from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
@@ -33,6 +34,17 @@ class Store:
     def close(self) -> None:
         self.connection.close()
 
+    @property
+    def import_command(self) -> str:
+        """The command that imports the reference tool's documents found in this database."""
+        return import_command(self.connection.location, self.db.name)
+
+    def foreign_counts(
+        self, collections: tuple[str, ...] = REFERENCE_COLLECTIONS
+    ) -> dict[str, int]:
+        """Documents of the reference tool's collections that this tool did not write."""
+        return foreign_counts(self.db, collections)
+
 
 def open_store(connection: Connection) -> Store:
     """Wrap a connection: create indexes (idempotent) and apply pending migrations."""
@@ -56,6 +68,7 @@ def open_store(connection: Connection) -> Store:
         store.sweeps,
         store.scores,
     )
+    store.experiments.import_hint = store.conversations.import_hint = store.import_command
     for repo in repos:
         repo.ensure_indexes()
     migrate(db)

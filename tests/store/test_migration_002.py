@@ -40,8 +40,8 @@ def test_old_cut_at_manager_index_and_base_url_are_converted(store):
     foreign = {"_id": "ref_msg", "content": "hello", "role": "Researcher", "cut_at": "x"}
     db.messages.insert_one(dict(foreign))
 
-    assert migrate(db) == [2]
-    assert current_version(db) == 2
+    assert migrate(db) == [2, 3]  # 003 follows
+    assert current_version(db) == 3
     message = db.messages.find_one({"_id": "conv_old-m1"})
     assert message["cut_label"] == "Prisoner"
     assert raw[: message["cut_at"]].strip() == "**Guard:** Stay in your cell."

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
 from simulator.errors import UserError
 from simulator.services import conversations as service
+from simulator.services.experiments import foreign_note
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 
@@ -25,6 +28,7 @@ def conversation() -> None:
 def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bool) -> None:
     """List conversations, your favourites first, newest first."""
     docs = service.list_docs(app.store, app.user, experiment_id=experiment_id, mine=mine)
+    note = foreign_note(app.store)
     if as_json:
         app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])
     elif not docs:
@@ -33,6 +37,8 @@ def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bo
         )
     else:
         print_conversations(app.console, docs)
+    if note:  # with --json on stderr, so standard output stays one JSON document
+        (app.err if as_json else app.console).print(note, markup=False)
 
 
 @conversation.command("show")
@@ -71,17 +77,18 @@ def favourite_cmd(app: AppContext, conversation_id: str, off: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_obj
 def delete_cmd(app: AppContext, conversation_id: str, yes: bool) -> None:
-    """Delete a conversation you own, with its messages and calls."""
-    app.store.conversations.require_owner(conversation_id, app.user, "delete")
+    """Delete a conversation you own with its messages, calls, summaries and scores."""
+    counts = service.deletion_counts(app.store, conversation_id, app.user)
+    question = service.delete_question(conversation_id, counts)
     if not yes:
-        if not click.get_text_stream("stdin").isatty():
+        if not sys.stdin.isatty():
             raise UserError(
-                "deleting needs confirmation",
+                f"deleting needs confirmation ({question})",
                 field="--yes",
                 fix="pass --yes when not at a terminal",
             )
-        if not click.confirm(f"Delete {conversation_id}?", default=False):
+        if not click.confirm(question, default=False):
             app.console.print("Nothing deleted.")
             return
-    service.delete(app.store, conversation_id, app.user)
-    app.console.print(f"Deleted {conversation_id}.")
+    done = service.delete(app.store, conversation_id, app.user)
+    app.console.print(service.deleted_message(conversation_id, done), markup=False)

@@ -93,12 +93,21 @@ def delete(app: AppContext, view: ExperimentView) -> str | None:
             markup=False,
         )
         return None
-    if not ask.confirm(f"Delete {view.id} ({view.experiment.name})?", default=False):
+    counts = service.deletion_counts(app.store, view.id, app.user)
+    if not ask.confirm(service.delete_question(view, counts), default=False):
         app.console.print("Nothing deleted.")
         return None
-    service.delete(app.store, view.id, app.user)
-    app.console.print(f"Deleted {view.id}.")
+    done = service.delete(app.store, view.id, app.user)
+    app.console.print(service.deleted_message(view.id, done), markup=False)
     return BACK
+
+
+def foreign_notice(app: AppContext) -> None:
+    """Under the experiment list: how many of the reference tool's experiments and
+    conversations were left out, and the command that imports them."""
+    note = service.foreign_note(app.store)
+    if note:
+        app.console.print(note, markup=False)
 
 
 COPY_FIELDS = (

@@ -10,6 +10,7 @@ from typing import Any
 from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.ids import canonical_json, new_id
+from simulator.store.foreign import ours
 
 SCHEMA_VERSION = 1
 PROMPT_SCHEMA_VERSION = 2  # 1 kept the messages as documents; 2 as one JSON string
@@ -79,7 +80,7 @@ class CallsRepository:
         return doc["_id"]
 
     def for_conversation(self, conversation_id: str) -> list[dict]:
-        return list(self._calls.find({"conversation_id": conversation_id}).sort("seq", 1))
+        return list(self._calls.find(ours({"conversation_id": conversation_id})).sort("seq", 1))
 
     def prompt(self, digest: str) -> list[dict]:
         doc = self._prompts.find_one({"_id": digest})
@@ -90,4 +91,4 @@ class CallsRepository:
         return doc["messages"]  # schema 1 stored the messages as documents
 
     def delete_for(self, conversation_id: str) -> None:
-        self._calls.delete_many({"conversation_id": conversation_id})
+        self._calls.delete_many(ours({"conversation_id": conversation_id}))

@@ -10,12 +10,16 @@ from pymongo.errors import DuplicateKeyError
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.clock import now
+from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
+from simulator.store.indexes import ensure_sparse_unique
 
 SCHEMA_VERSION = 1
 STATUSES = ("pending", "running", "done", "failed", "interrupted")
 
 
 class ConversationsRepository:
+    import_hint = DEFAULT_IMPORT  # open_store sets the command for this database
+
     def __init__(self, db: Any):
         self._col = db.conversations
         self._summaries = db.summaries
@@ -23,7 +27,7 @@ class ConversationsRepository:
     def ensure_indexes(self) -> None:
         self._col.create_index([("experiment_id", 1), ("created_at", -1)])
         self._col.create_index([("sweep_id", 1), ("status", 1)])
-        self._col.create_index("key", unique=True)
+        ensure_sparse_unique(self._col, "key")  # the reference tool's conversations lack `key`
         self._summaries.create_index([("conversation_id", 1), ("day", 1)])
 
     @staticmethod
@@ -56,8 +60,11 @@ class ConversationsRepository:
         raise RuntimeError("could not allocate a unique conversation id")
 
     def get(self, conversation_id: str) -> dict:
-        doc = self._col.find_one({"_id": conversation_id})
+        doc = self._col.find_one(ours({"_id": conversation_id}))
         if doc is None:
+            if is_foreign_id(self._col, conversation_id):
+                message, fix = foreign_refusal("conversation", conversation_id, self.import_hint)
+                raise NotFound(message, fix=fix)
             raise NotFound(
                 f"no conversation with id {conversation_id!r}",
                 fix="run 'llm-sim conversation list' to see the ids",
@@ -67,7 +74,7 @@ class ConversationsRepository:
     def list(
         self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0
     ) -> list[dict]:
-        query: dict = {}
+        query: dict = ours()
         if experiment_id:
             query["experiment_id"] = experiment_id
         if owner:
@@ -108,7 +115,8 @@ class ConversationsRepository:
         self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": all_summaries}})
 
     def summaries(self, conversation_id: str) -> list[dict]:
-        return list(self._summaries.find({"conversation_id": conversation_id}).sort("day", 1))
+        query = ours({"conversation_id": conversation_id})
+        return list(self._summaries.find(query).sort("day", 1))
 
     def require_owner(self, conversation_id: str, actor: str, action: str) -> dict:
         doc = self.get(conversation_id)
@@ -121,5 +129,5 @@ class ConversationsRepository:
         return doc
 
     def delete(self, conversation_id: str) -> None:
-        self._col.delete_one({"_id": conversation_id})
-        self._summaries.delete_many({"conversation_id": conversation_id})
+        self._col.delete_one(ours({"_id": conversation_id}))
+        self._summaries.delete_many(ours({"conversation_id": conversation_id}))

@@ -10,6 +10,7 @@ from simulator.domain.experiment import Experiment
 from simulator.domain.ids import content_hash, new_id
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.clock import now
+from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 
 SCHEMA_VERSION = 1
 SPEC_FIELDS = ("starting_message", "llms", "roles", "shared_sections", "summarizer_sections")
@@ -21,6 +22,8 @@ def experiment_version(experiment: Experiment) -> str:
 
 
 class ExperimentsRepository:
+    import_hint = DEFAULT_IMPORT  # open_store sets the command for this database
+
     def __init__(self, db: Any):
         self._col = db.experiments
 
@@ -54,8 +57,11 @@ class ExperimentsRepository:
         raise RuntimeError("could not allocate a unique experiment id")
 
     def get(self, experiment_id: str) -> dict:
-        doc = self._col.find_one({"_id": experiment_id})
+        doc = self._col.find_one(ours({"_id": experiment_id}))
         if doc is None:
+            if is_foreign_id(self._col, experiment_id):
+                message, fix = foreign_refusal("experiment", experiment_id, self.import_hint)
+                raise NotFound(message, fix=fix)
             raise NotFound(
                 f"no experiment with id {experiment_id!r}",
                 fix="run 'llm-sim experiment list' to see the ids",
@@ -63,7 +69,7 @@ class ExperimentsRepository:
         return doc
 
     def list(self, owner: str | None = None) -> list[dict]:
-        query = {"owner": owner} if owner else {}
+        query = ours({"owner": owner} if owner else {})
         return list(self._col.find(query).sort("created_at", -1))
 
     def update_note(self, experiment_id: str, actor: str, note: str) -> dict:
@@ -73,7 +79,7 @@ class ExperimentsRepository:
 
     def delete(self, experiment_id: str, actor: str) -> None:
         self.require_owner(experiment_id, actor, "delete")
-        self._col.delete_one({"_id": experiment_id})
+        self._col.delete_one(ours({"_id": experiment_id}))
 
     def require_owner(self, experiment_id: str, actor: str, action: str) -> dict:
         doc = self.get(experiment_id)

@@ -6,6 +6,8 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
+from simulator.store.foreign import ours
+
 SCHEMA_VERSION = 1
 
 
@@ -31,10 +33,10 @@ class MessagesRepository:
             return False
 
     def for_conversation(self, conversation_id: str) -> list[dict]:
-        return list(self._col.find({"conversation_id": conversation_id}).sort("seq", 1))
+        return list(self._col.find(ours({"conversation_id": conversation_id})).sort("seq", 1))
 
     def count(self, conversation_id: str) -> int:
-        return self._col.count_documents({"conversation_id": conversation_id})
+        return self._col.count_documents(ours({"conversation_id": conversation_id}))
 
     def delete_for(self, conversation_id: str) -> None:
-        self._col.delete_many({"conversation_id": conversation_id})
+        self._col.delete_many(ours({"conversation_id": conversation_id}))

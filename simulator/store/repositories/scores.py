@@ -1,7 +1,10 @@
 """Scores written by scorers beside messages and conversations, never into the transcript.
 
-One document per (scorer, target): re-running a scorer skips what it already scored, so
-scoring is resumable and idempotent like sweeps.
+One document per (scorer, target, user who scored): re-running a scorer skips what the same
+user already scored, so scoring is resumable and idempotent like sweeps, and one researcher's
+scores never make another's scoring skip. Scores written before scores carried `scored_by`
+(ids without the user part, `scored_by` None) belong to no user: they are kept and shown, and
+make no user's scoring skip.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ SCHEMA_VERSION = 1
 TARGET_KINDS = ("message", "conversation")
 
 
-def score_id(scorer: str, target_kind: str, target_id: str) -> str:
-    return f"{scorer}|{target_kind}|{target_id}"
+def score_id(scorer: str, target_kind: str, target_id: str, scored_by: str | None) -> str:
+    """`scorer|kind|target|user`; without a user, the form scores had before they named one."""
+    base = f"{scorer}|{target_kind}|{target_id}"
+    return base if scored_by is None else f"{base}|{scored_by}"
 
 
 class ScoresRepository:
@@ -28,18 +33,20 @@ class ScoresRepository:
         self._col.create_index([("conversation_id", 1), ("scorer", 1)])
         self._col.create_index([("sweep_id", 1), ("scorer", 1)])
 
-    def has(self, scorer: str, target_kind: str, target_id: str) -> bool:
-        return (
-            self._col.find_one({"_id": score_id(scorer, target_kind, target_id)}, {"_id": 1})
-            is not None
-        )
+    def has(
+        self, scorer: str, target_kind: str, target_id: str, scored_by: str | None = None
+    ) -> bool:
+        doc_id = score_id(scorer, target_kind, target_id, scored_by)
+        return self._col.find_one({"_id": doc_id}, {"_id": 1}) is not None
 
-    def scored_ids(self, scorer: str, conversation_ids: list[str]) -> set[str]:
-        """Target ids this scorer already scored within these conversations."""
+    def scored_ids(
+        self, scorer: str, conversation_ids: list[str], scored_by: str | None = None
+    ) -> set[str]:
+        """Target ids this user already scored with this scorer within these conversations."""
         found: set[str] = set()
         for start in range(0, len(conversation_ids), 500):
             chunk = conversation_ids[start : start + 500]
-            query = {"scorer": scorer, "conversation_id": {"$in": chunk}}
+            query = {"scorer": scorer, "scored_by": scored_by, "conversation_id": {"$in": chunk}}
             found.update(d["target_id"] for d in self._col.find(query, {"target_id": 1}))
         return found
 
@@ -51,15 +58,17 @@ class ScoresRepository:
         values: dict,
         *,
         conversation_id: str,
+        scored_by: str | None = None,
         sweep_id: str | None = None,
         details: dict | None = None,
     ) -> bool:
-        """Store one score; False if this scorer had already scored this target."""
+        """Store one score; False if this user had already scored this target with this scorer."""
         assert target_kind in TARGET_KINDS
         doc = {
-            "_id": score_id(scorer, target_kind, target_id),
+            "_id": score_id(scorer, target_kind, target_id, scored_by),
             "schema_version": SCHEMA_VERSION,
             "scorer": scorer,
+            "scored_by": scored_by,
             "target_kind": target_kind,
             "target_id": target_id,
             "conversation_id": conversation_id,
@@ -86,4 +95,5 @@ class ScoresRepository:
         return found
 
     def delete_for(self, conversation_id: str) -> None:
-        self._col.delete_many({"conversation_id": conversation_id})
+        query = {"conversation_id": conversation_id, "schema_version": {"$exists": True}}
+        self._col.delete_many(query)  # only this tool's scores

@@ -21,6 +21,8 @@ from pymongo.errors import DuplicateKeyError
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound
 from simulator.store.clock import epoch_ms, now
+from simulator.store.foreign import ours
+from simulator.store.indexes import ensure_sparse_unique
 
 SCHEMA_VERSION = 1
 CLAIMABLE = ("pending", "interrupted")
@@ -39,13 +41,13 @@ class SweepsRepository:
 
     def ensure_indexes(self) -> None:
         self._sweeps.create_index([("experiment_id", 1)])
-        self._sweeps.create_index("key", unique=True)
+        ensure_sparse_unique(self._sweeps, "key")
         self._convs.create_index([("sweep_id", 1), ("order", 1)])
 
     # -- sweeps ------------------------------------------------------------------------------
 
     def find_by_key(self, key: str) -> dict | None:
-        return self._sweeps.find_one({"key": key})
+        return self._sweeps.find_one(ours({"key": key}))
 
     def create(self, doc: dict) -> dict:
         """Insert a sweep; if another process created the same one (same key) first, return it."""
@@ -66,7 +68,7 @@ class SweepsRepository:
         raise RuntimeError("could not allocate a unique sweep id")
 
     def get(self, sweep_id: str) -> dict:
-        doc = self._sweeps.find_one({"_id": sweep_id})
+        doc = self._sweeps.find_one(ours({"_id": sweep_id}))
         if doc is None:
             raise NotFound(
                 f"no sweep with id {sweep_id!r}", fix="run 'llm-sim sweep list' to see the ids"
@@ -74,7 +76,7 @@ class SweepsRepository:
         return doc
 
     def list(self, experiment_id: str | None = None) -> list[dict]:
-        query = {"experiment_id": experiment_id} if experiment_id else {}
+        query = ours({"experiment_id": experiment_id} if experiment_id else {})
         return list(self._sweeps.find(query).sort("created_at", -1))
 
     # -- conversations of a sweep --------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 from pymongo.errors import DuplicateKeyError
 
 from simulator.store.clock import now
+from simulator.store.foreign import ours
 
 SCHEMA_VERSION = 1
 
@@ -28,7 +29,7 @@ class UsersRepository:
             )
 
     def list(self) -> list[dict]:
-        return list(self._users.find().sort("_id", 1))
+        return list(self._users.find(ours()).sort("_id", 1))
 
     def set_favourite(self, user: str, kind: str, target_id: str, favourite: bool) -> None:
         key = f"{user}|{kind}|{target_id}"
@@ -47,10 +48,11 @@ class UsersRepository:
             self._favourites.delete_one({"_id": key})
 
     def favourites(self, user: str, kind: str) -> set[str]:
-        return {d["target"] for d in self._favourites.find({"user": user, "kind": kind})}
+        query = ours({"user": user, "kind": kind})
+        return {d["target"] for d in self._favourites.find(query)}
 
     def is_favourite(self, user: str, kind: str, target_id: str) -> bool:
         return self._favourites.find_one({"_id": f"{user}|{kind}|{target_id}"}) is not None
 
     def forget_target(self, kind: str, target_id: str) -> None:
-        self._favourites.delete_many({"kind": kind, "target": target_id})
+        self._favourites.delete_many(ours({"kind": kind, "target": target_id}))

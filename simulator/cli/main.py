@@ -45,6 +45,7 @@ def _register() -> None:
     from simulator.cli.commands.conversation import conversation
     from simulator.cli.commands.demo import demo
     from simulator.cli.commands.experiment import experiment
+    from simulator.cli.commands.import_reference import import_group
     from simulator.cli.commands.info import info
     from simulator.cli.commands.report import report
     from simulator.cli.commands.run import run_cmd
@@ -62,6 +63,7 @@ def _register() -> None:
         measures_cmd,
         score,
         report,
+        import_group,
     ):
         cli.add_command(command)
 

@@ -18,6 +18,7 @@ from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import run_create
 from simulator.cli.interactive.experiment_menu import run_experiment_menu
+from simulator.cli.interactive.import_menu import run_import_reference
 from simulator.errors import UserError
 from simulator.identity import USER_PATTERN, remember_user
 from simulator.services import experiments as service
@@ -57,11 +58,20 @@ def _ask_user(app: AppContext) -> Callable[[], str]:
     return ask_name
 
 
+def _pick_database(names: list[str], default: str) -> str:
+    """The server's databases to pick from, as the reference tool offered them at login."""
+    choices = [(name, name) for name in names]
+    if default not in names:
+        choices.append((f"{default} (new)", default))
+    return ask.select("Which database?", choices, default=default)
+
+
 def login(app: AppContext) -> str:
     """Set the hooks before anything touches `app.store` or `app.user`, then resolve the user."""
     app.interactive = True
     app.ask_password = _ask_password
     app.ask_user = _ask_user(app)
+    app.pick_database = _pick_database
     return app.user
 
 
@@ -105,6 +115,7 @@ MAIN_ENTRIES: list[MainEntry] = [
     MainEntry("Create experiment", run_create),
     MainEntry("Select experiment", select_experiment),
     MainEntry("Import from YAML", import_yaml),
+    MainEntry("Import from the reference tool", run_import_reference),
     MainEntry("Info", show_info),
 ]
 

@@ -26,7 +26,15 @@ def step_name(draft: Draft, editing: bool) -> None:
     draft.name = ask.ask_required("Experiment name", draft.name)
 
 
+def show_legend(draft: Draft) -> None:
+    """The placeholders the text may use, with their values for one agent and for two, as the
+    reference tool printed them before each section text."""
+    if legend := draft.placeholder_legend():
+        ask.console.print(legend, markup=False, highlight=False)
+
+
 def step_starting_message(draft: Draft, editing: bool) -> None:
+    show_legend(draft)
     draft.starting_message = ask.text_block(
         "Starting message (opens every conversation)",
         draft.starting_message,
@@ -120,11 +128,17 @@ def step_contents(draft: Draft, editing: bool) -> None:
 
 
 def fill_missing(draft: Draft) -> None:
-    for slot in draft.missing():
-        edit_content(draft, slot)
+    """Every missing section text, after one legend of the placeholders (as the reference)."""
+    missing = draft.missing()
+    if missing:
+        show_legend(draft)
+    for slot in missing:
+        edit_content(draft, slot, legend=False)
 
 
-def edit_content(draft: Draft, slot: tuple[str, str, str]) -> None:
+def edit_content(draft: Draft, slot: tuple[str, str, str], legend: bool = True) -> None:
+    if legend:
+        show_legend(draft)
     draft.contents[slot] = ask.text_block(
         draft.label(slot), draft.contents.get(slot, ""), check=draft.placeholder_problem
     )

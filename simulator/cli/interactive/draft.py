@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from simulator.domain.experiment import Experiment
-from simulator.prompting.placeholders import validate_placeholders
+from simulator.prompting.placeholders import legend, validate_placeholders
 
 
 def _tag(role_name: str) -> str:
@@ -73,10 +73,7 @@ class Draft:
         role is named yet (the final validation still checks everything)."""
         if not self.roles:
             return None
-        probe = SimpleNamespace(
-            roles=[SimpleNamespace(tag=_tag(name)) for name, _ in self.roles],
-            texts=lambda: [("this text", text)],
-        )
+        probe = SimpleNamespace(roles=self.role_likes(), texts=lambda: [("this text", text)])
         try:
             validate_placeholders(probe)  # type: ignore[arg-type]  # it reads only these two
         except ValueError as exc:
@@ -84,6 +81,22 @@ class Draft:
             # the prompt's error line is one line: with a suggestion, the full list is noise
             return message.split(" Known: ")[0] if "Did you mean" in message else message
         return None
+
+    def role_likes(self) -> list[SimpleNamespace]:
+        """The roles named so far, as much of a role as placeholders read."""
+        return [
+            SimpleNamespace(name=name, pronoun=pronoun, tag=_tag(name))
+            for name, pronoun in self.roles
+        ]
+
+    def placeholder_legend(self) -> str:
+        """What each placeholder becomes, for the roles named so far ("" before any)."""
+        if not self.roles:
+            return ""
+        texts = [self.starting_message, *self.contents.values()]
+        for extra in self.extras.values():
+            texts.extend(t for t in (extra.get("variants") or {}).values() if t)
+        return "\n".join(legend(self.role_likes(), texts))
 
     def set_roles(self, roles: list[tuple[str, str]]) -> None:
         """Replace the roles. A role renamed in place keeps the contents written for it, and its

@@ -1,27 +1,76 @@
-"""A sweep: every combination a researcher asks for, expanded into conversation specs (pure)."""
+"""A sweep: every combination a researcher asks for, expanded into conversation specs (pure).
+
+The model (`SweepSpec`), the cells and their conversation keys live here; how the cells come
+about (factors, linked groups, listed cells, the plan's breakdown) is in `sweep_design`, what the
+names in a sweep mean (LLMs, roles) in `sweep_names`. Their public names are importable from here.
+"""
 
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from simulator.domain.conversation import SpeakerMethod
-from simulator.domain.experiment import Experiment, LLMChoice, Name
+from simulator.domain.conversation import MessageCounting, SpeakerMethod
+from simulator.domain.experiment import Experiment, Name
 from simulator.domain.ids import content_hash
 from simulator.domain.limits import (
     MAX_AGENTS_PER_ROLE,
     MAX_ROLES,
     MAX_SEED,
-    MAX_SWEEP_CONVERSATIONS,
     check_sweep_size,
 )
-from simulator.domain.variants import variant_slots
+from simulator.domain.sweep_design import (
+    CELL_AGENTS,
+    CELL_LLM,
+    CELL_METHOD,
+    MAX_LINKED_GROUPS,
+    MAX_LISTED,
+    Design,
+    Factor,
+    LinkedGroup,
+    ListedCell,
+    describe,
+    design,
+)
+from simulator.domain.sweep_names import (
+    MANAGER,
+    SUMMARIZER,
+    SweepError,
+    resolve_llm,
+    to_llm_choice,
+)
 
-MANAGER, SUMMARIZER = "manager", "summarizer"
+__all__ = [
+    "CELL_AGENTS",
+    "CELL_LLM",
+    "CELL_METHOD",
+    "MANAGER",
+    "MAX_LINKED_GROUPS",
+    "MAX_LISTED",
+    "SUMMARIZER",
+    "AgentCount",
+    "Cell",
+    "Design",
+    "Factor",
+    "LinkedGroup",
+    "ListedCell",
+    "PlannedConversation",
+    "SweepError",
+    "SweepSpec",
+    "calls_per_conversation",
+    "cells",
+    "check",
+    "conversation_key",
+    "describe",
+    "design",
+    "expand",
+    "resolve_llm",
+    "to_llm_choice",
+]
+
 AgentCount = Annotated[int, Field(ge=1, le=MAX_AGENTS_PER_ROLE)]
 
 
@@ -46,13 +95,22 @@ class SweepSpec(BaseModel):
         default_factory=lambda: ["round_robin"], min_length=1
     )
     variants: dict[str, list[str] | Literal["all"]] = Field(default_factory=dict)
+    # Groups of sections varied together (each group one factor; see LinkedGroup).
+    linked: list[LinkedGroup] = Field(default_factory=list, max_length=MAX_LINKED_GROUPS)
+    # An explicit list of cells (section -> variant, optionally llm / agents / speaker_method),
+    # used instead of the product for the sections they name.
+    cells: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_LISTED)
+    # How total_messages is counted; "reference": as the reference tool (20 gives 19 turns).
+    message_counting: MessageCounting = "agent_turns"
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
     def _bounded_size(self) -> SweepSpec:
         """Refuse a sweep too large to hold before anything is expanded (variants "all" count
-        once here; `check_sweep_size` with the experiment's slots gives the exact figure)."""
-        check_sweep_size(self)
+        once here; `check` with the experiment gives the exact figure, linked groups and listed
+        cells included)."""
+        if not self.cells:  # a listed cell may fix its LLM: counted exactly by `check`
+            check_sweep_size(self)
         return self
 
     @model_validator(mode="after")
@@ -69,9 +127,21 @@ class SweepSpec(BaseModel):
         return self
 
     def _check_model_strings(self) -> None:
-        """Every model string is checked here, before a plan is made or anything stored."""
+        """Every model string is checked here, before a plan is made or anything stored. A name
+        without a backend prefix is an LLM entry's label, checked against the experiment by
+        `check`."""
         from simulator.domain.model_strings import check_model_string
 
+        for field_name, model in self.named_llms():
+            if ":" not in model:
+                continue
+            try:
+                check_model_string(model)
+            except ValueError as exc:
+                raise ValueError(f"{field_name}: {exc}") from None
+
+    def named_llms(self) -> list[tuple[str, str]]:
+        """(field, name) for every LLM the sweep names: model strings or entries' labels."""
         named = [(f"llms[{i}]", m) for i, m in enumerate(self.llms)]
         for i, assignment in enumerate(self.llm_assignments):
             named += [(f"llm_assignments[{i}].{role}", m) for role, m in assignment.items()]
@@ -80,11 +150,21 @@ class SweepSpec(BaseModel):
             for f, m in (("manager_llm", self.manager_llm), ("summarizer_llm", self.summarizer_llm))
             if m is not None
         ]
-        for field_name, model in named:
-            try:
-                check_model_string(model)
-            except ValueError as exc:
-                raise ValueError(f"{field_name}: {exc}") from None
+        named += [
+            (f"cells[{i}].{CELL_LLM}", cell[CELL_LLM])
+            for i, cell in enumerate(self.cells)
+            if isinstance(cell.get(CELL_LLM), str)
+        ]
+        return named
+
+    def identity(self) -> dict:
+        """What identifies the sweep (its key): the fields, less those added later that are
+        still at their defaults, so sweeps created before them keep their keys."""
+        data = self.model_dump(mode="json")
+        for name, default in (("linked", []), ("cells", []), ("message_counting", "agent_turns")):
+            if data.get(name) == default:
+                data.pop(name, None)
+        return data
 
 
 @dataclass(frozen=True)
@@ -116,7 +196,12 @@ class Cell:
     def label(self) -> str:
         agents = "v".join(str(n) for n in self.agents.values())
         models = "/".join(dict.fromkeys(self.role_llms.values()))
-        variant = ",".join(f"{k.split('/')[-1]}={v}" for k, v in self.variant.items())
+        titles = [k.split("/")[-1] for k in self.variant]
+        # the section's title alone, or Role/Title where two varied sections share a title
+        variant = ",".join(
+            f"{k if titles.count(title) > 1 else title}={v}"
+            for (k, v), title in zip(self.variant.items(), titles, strict=True)
+        )
         return f"{models} {agents} d{self.days} {self.speaker_method}" + (
             f" [{variant}]" if variant else ""
         )
@@ -139,34 +224,36 @@ def conversation_key(
     total_messages: int,
     seed: int | None,
     owner: str | None,
+    message_counting: str = "agent_turns",
 ) -> str:
     """Deterministic, and covering everything that decides what a conversation is.
 
     A conversation's spec is built from exactly these: the experiment version (which fixes its
-    texts and every listed LLM's parameters), the cell, the message total and the seed. The
-    owner is part of it too, so one researcher's sweep never adopts another's conversations.
-    Two sweeps share a conversation only when it would run identically.
+    texts and every listed LLM's parameters), the cell, the message total and its counting, and
+    the seed. The owner is part of it too, so one researcher's sweep never adopts another's
+    conversations. Two sweeps share a conversation only when it would run identically. The
+    counting enters only when it is not the default, so keys made before it existed still hold.
     """
-    return "k_" + content_hash(
-        {
-            "v": experiment_version,
-            "cell": cell.as_dict(),
-            "r": repetition,
-            "total_messages": total_messages,
-            "seed": seed,
-            "owner": owner,
-        },
-        24,
-    )
+    data = {
+        "v": experiment_version,
+        "cell": cell.as_dict(),
+        "r": repetition,
+        "total_messages": total_messages,
+        "seed": seed,
+        "owner": owner,
+    }
+    if message_counting != "agent_turns":
+        data["message_counting"] = message_counting
+    return "k_" + content_hash(data, 24)
 
 
 def expand(
     spec: SweepSpec, experiment: Experiment, experiment_version: str, owner: str | None = None
 ) -> list[PlannedConversation]:
     """Every conversation of the sweep, in a stable order (cells, then repetitions)."""
-    check(spec, experiment)
+    found = _cells(check(spec, experiment), spec)
     planned = []
-    for cell in cells(spec, experiment):
+    for cell in found:
         cell_key = content_hash(cell.as_dict(), 16)
         for repetition in range(1, spec.repetitions + 1):
             seed = (
@@ -183,6 +270,7 @@ def expand(
                         total_messages=spec.total_messages,
                         seed=seed,
                         owner=owner,
+                        message_counting=spec.message_counting,
                     ),
                     cell,
                     cell_key,
@@ -194,145 +282,76 @@ def expand(
 
 
 def cells(spec: SweepSpec, experiment: Experiment) -> list[Cell]:
-    roles = [r.name for r in experiment.roles]
-    assignments = _assignments(spec, experiment, roles)
-    day_values = range(1, spec.days + 1) if spec.every_day_count else [spec.days]
-    agent_sets = _agent_sets(spec, roles)
-    variant_sets = _variant_sets(spec, experiment)
-    found = []
-    for assignment, days, agents, method, variant in itertools.product(
-        assignments, day_values, agent_sets, spec.speaker_methods, variant_sets
-    ):
-        if days * 2 > spec.total_messages:
-            continue
-        role_llms = {r: assignment[r] for r in roles}
-        manager = assignment.get(MANAGER) or spec.manager_llm
-        defaulted = method == "auto" and manager is None
-        if defaulted:
-            manager = role_llms[roles[0]]
-        found.append(
-            Cell(
+    return _cells(design(spec, experiment), spec)
+
+
+def _cells(d: Design, spec: SweepSpec) -> list[Cell]:
+    variant_sets = d.variant_sets()
+    found: list[Cell] = []
+    seen: set[str] = set()
+    for index, base in enumerate(d.listed or [None]):
+        assignments = d.assignments
+        if base is not None and base.llm is not None:
+            assignments = [dict.fromkeys(d.roles, base.llm)]
+        agent_sets = [base.agents] if base is not None and base.agents else d.agent_sets
+        methods = [base.speaker_method] if base is not None and base.speaker_method else d.methods
+        fixed = base.variant if base is not None else {}
+        for assignment, days, agents, method, variant in itertools.product(
+            assignments, d.day_values, agent_sets, methods, variant_sets
+        ):
+            role_llms = {r: assignment[r] for r in d.roles}
+            manager = assignment.get(MANAGER) or spec.manager_llm
+            defaulted = method == "auto" and manager is None
+            if defaulted:
+                manager = role_llms[d.roles[0]]
+            cell = Cell(
                 role_llms,
                 manager if method == "auto" else None,
                 assignment.get(SUMMARIZER) or spec.summarizer_llm,
                 days,
                 agents,
                 method,
-                variant,
+                {**fixed, **variant},
                 manager_defaulted=defaulted,
             )
-        )
+            key = content_hash(cell.as_dict(), 16)
+            if key in seen:  # two cells would share every conversation key
+                raise SweepError(
+                    f"cells[{index}]" if base is not None else "sweep",
+                    f"makes the cell {cell.label()} twice",
+                    fix="name each LLM, variant and cell once (an LLM's label and its model "
+                    "string are the same LLM; repetitions repeat a cell)",
+                )
+            seen.add(key)
+            found.append(cell)
     return found
 
 
-def _assignments(spec: SweepSpec, experiment: Experiment, roles: list[str]) -> list[dict[str, str]]:
-    if spec.llm_assignments:
-        result = []
-        for i, assignment in enumerate(spec.llm_assignments):
-            canonical = {}
-            for name, model in assignment.items():
-                if name.lower() in (MANAGER, SUMMARIZER):
-                    canonical[name.lower()] = model
-                else:
-                    try:
-                        canonical[experiment.role(name).name] = model
-                    except KeyError as exc:
-                        raise ValueError(f"llm_assignments[{i}]: {exc.args[0]}") from None
-            missing = [r for r in roles if r not in canonical]
-            if missing:
-                raise ValueError(f"llm_assignments[{i}] names no model for role {missing[0]!r}")
-            result.append(canonical)
-        return result
-    models = spec.llms or [experiment.llms[0].model]
-    return [dict.fromkeys(roles, model) for model in models]
-
-
-def _agent_sets(spec: SweepSpec, roles: list[str]) -> list[dict[str, int]]:
-    counts = {}
-    for name, count in spec.agents.items():
-        match = [r for r in roles if r.lower() == name.strip().lower()]
-        if not match:
-            raise ValueError(f"agents: unknown role {name!r}; the roles are {roles}")
-        if not 1 <= count <= MAX_AGENTS_PER_ROLE:
-            raise ValueError(
-                f"agents: role {match[0]!r} needs 1 to {MAX_AGENTS_PER_ROLE} agents (got {count})"
-            )
-        if match[0] in counts:
-            raise ValueError(f"agents: role {match[0]!r} is given twice")
-        counts[match[0]] = count
-    maxima = [counts.get(r, 1) for r in roles]
-    if not spec.every_agent_combination:
-        return [dict(zip(roles, maxima, strict=True))]
-    combinations = math.prod(maxima)  # counted before anything is expanded
-    if combinations > MAX_SWEEP_CONVERSATIONS:
-        raise ValueError(
-            f"agents: every combination up to {dict(zip(roles, maxima, strict=True))} is "
-            f"{combinations:,} cells, more than the {MAX_SWEEP_CONVERSATIONS:,} a sweep may hold"
-        )
-    return [
-        dict(zip(roles, combo, strict=True))
-        for combo in itertools.product(*(range(1, m + 1) for m in maxima))
-    ]
-
-
-def _variant_sets(spec: SweepSpec, experiment: Experiment) -> list[dict[str, str]]:
-    slots = variant_slots(experiment)
-    lookup = {slot.lower(): slot for slot in slots}
-    axes: list[tuple[str, list[str]]] = []
-    for name, wanted in spec.variants.items():
-        slot = lookup.get(name.strip().lower())
-        if slot is None:
-            raise ValueError(
-                f"variants: no section {name!r} with variants; "
-                f"choose from {sorted(slots) or 'none'}"
-            )
-        names = slots[slot] if wanted == "all" else list(wanted)
-        unknown = [n for n in names if n not in slots[slot]]
-        if unknown:
-            raise ValueError(
-                f"variants: section {slot!r} has no variant {unknown[0]!r}; it has {slots[slot]}"
-            )
-        axes.append((slot, names))
-    return [
-        dict(zip([a for a, _ in axes], combo, strict=True))
-        for combo in itertools.product(*(n for _, n in axes))
-    ]
-
-
-def check(spec: SweepSpec, experiment: Experiment) -> None:
-    """Raise ValueError for choices the experiment cannot satisfy, or a sweep too large to
-    expand (counted arithmetically, variants 'all' included, before anything is built)."""
-    check_sweep_size(spec, variant_slots(experiment))
+def check(spec: SweepSpec, experiment: Experiment) -> Design:
+    """Raise ValueError (a SweepError naming the field) for choices the experiment cannot
+    satisfy, or a sweep too large to expand (counted arithmetically before anything is built);
+    return the checked design."""
+    checked = design(spec, experiment)
     if spec.days * 2 > spec.total_messages and not spec.every_day_count:
-        raise ValueError(
-            f"{spec.days} days need at least {spec.days * 2} messages; got {spec.total_messages}"
+        raise SweepError(
+            "days",
+            f"{spec.days} days need at least {spec.days * 2} messages; got {spec.total_messages}",
+            fix="use fewer days or more total_messages",
         )
-    if spec.total_messages % 2:
-        raise ValueError(f"total_messages must be even (got {spec.total_messages})")
+    if spec.total_messages % 2 and spec.message_counting != "reference":
+        raise SweepError(
+            "total_messages",
+            f"must be even (got {spec.total_messages})",
+            fix="give an even total, or set message_counting: reference to count as the "
+            "reference tool did (odd totals allowed)",
+        )
+    return checked
 
 
-def to_llm_choice(experiment: Experiment, model: str) -> LLMChoice:
-    """The experiment's own choice for `model`; else `model` with the experiment's default
-    sampling (its first LLM's parameters), never with no parameters at all."""
-    return resolve_llm(experiment, model)[0]
-
-
-def resolve_llm(experiment: Experiment, model: str) -> tuple[LLMChoice, str | None]:
-    """An LLM choice for a model string, and a sentence saying which defaults were applied
-    when the experiment does not list that model (None when it does)."""
-    model = model.strip()
-    for choice in experiment.llms:
-        if choice.model == model:
-            return choice, None
-    default = experiment.llms[0]
-    choice = LLMChoice(model=model, params=default.params)
-    shown = ", ".join(f"{k}={v}" for k, v in default.params.as_dict().items()) or "none set"
-    return choice, (
-        f"{model} is not listed in the experiment: it runs with the sampling parameters of the "
-        f"experiment's default LLM {default.model} ({shown})"
-    )
-
-
-def calls_per_conversation(cell: Cell, total_messages: int) -> int:
-    """Expected LLM calls without retries: one per message, one per manager pick, one per day."""
-    return total_messages * (2 if cell.speaker_method == "auto" else 1) + cell.days
+def calls_per_conversation(
+    cell: Cell, total_messages: int, message_counting: str = "agent_turns"
+) -> int:
+    """Expected LLM calls without retries: one per agent turn, one per manager pick, one per
+    day (under reference counting each day's opening is one of the messages, not a turn)."""
+    turns = total_messages - (cell.days if message_counting == "reference" else 0)
+    return turns * (2 if cell.speaker_method == "auto" else 1) + cell.days

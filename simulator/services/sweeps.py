@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.conversation import ConversationSpec, split_messages
+from simulator.domain.conversation import ConversationSpec
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import (
     Cell,
@@ -15,12 +15,12 @@ from simulator.domain.sweep import (
     SweepSpec,
     calls_per_conversation,
     expand,
-    resolve_llm,
-    to_llm_choice,
 )
+from simulator.domain.sweep_design import describe
+from simulator.domain.sweep_names import SweepError, resolve_llm, to_llm_choice
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine.agents import build_agents
-from simulator.errors import UserError
+from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.store import Store
@@ -35,9 +35,11 @@ class Plan:
     sample: Cell
     planned: list[PlannedConversation]
     defaults_applied: list[str]
+    breakdown: str = ""  # how the cells came about, factor by factor
 
     def as_dict(self) -> dict:
         return {
+            "breakdown": self.breakdown,
             "cells": self.cells,
             "conversations": self.conversations,
             "expected_calls": self.expected_calls,
@@ -60,6 +62,9 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
     a researcher's sweep reuses only their own identical conversations."""
     try:
         planned = expand(spec, view.experiment, view.version, owner)
+        breakdown = describe(spec, view.experiment)
+    except SweepError as exc:
+        raise UserError(exc.message, field=exc.field, fix=exc.fix) from None
     except (ValueError, KeyError) as exc:
         raise UserError(
             str(exc.args[0]), field="sweep", fix="adjust the sweep file or flags"
@@ -71,14 +76,31 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
             fix="check days against total_messages and the variant lists",
         )
     cell_keys = {p.cell_key: p.cell for p in planned}
-    calls = sum(calls_per_conversation(p.cell, spec.total_messages) for p in planned)
+    shapes: dict[str, PlannedConversation] = {}  # what ConversationSpec checks; not variants
+    for p in planned:
+        shape = {**p.cell.as_dict(), "variant": None}
+        shapes.setdefault(content_hash(shape, 16), p)
+    for first in shapes.values():
+        _conversation_spec(view, spec, first)  # every cell can run before anything is stored
+    calls = sum(
+        calls_per_conversation(p.cell, spec.total_messages, spec.message_counting) for p in planned
+    )
     stored = len(store.sweeps.existing_keys([p.key for p in planned]))
     notes: dict[str, None] = {}
     if spec.seed is None:
         notes["seed: none (speaker choice and sampling are not reproducible)"] = None
     for cell in cell_keys.values():
         notes.update(dict.fromkeys(cell_defaults(view, cell)))
-    return Plan(len(cell_keys), len(planned), calls, stored, planned[0].cell, planned, list(notes))
+    return Plan(
+        len(cell_keys),
+        len(planned),
+        calls,
+        stored,
+        planned[0].cell,
+        planned,
+        list(notes),
+        breakdown,
+    )
 
 
 def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
@@ -107,9 +129,7 @@ def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
 def sweep_key(view: ExperimentView, spec: SweepSpec, owner: str) -> str:
     """The same owner, experiment version and spec give the same sweep (re-creating is a no-op);
     another researcher's identical sweep is their own."""
-    return "s_" + content_hash(
-        {"v": view.version, "spec": spec.model_dump(mode="json"), "owner": owner}, 20
-    )
+    return "s_" + content_hash({"v": view.version, "spec": spec.identity(), "owner": owner}, 20)
 
 
 def create(store: Store, view: ExperimentView, spec: SweepSpec, user: str) -> tuple[dict, int]:
@@ -152,20 +172,7 @@ def conversation_document(
 ) -> dict:
     cell = planned.cell
     experiment = view.experiment
-    default = cell.role_llms[experiment.roles[0].name]
-    conv_spec = ConversationSpec(
-        agents=cell.agents,
-        total_messages=spec.total_messages,
-        days=cell.days,
-        speaker_method=cell.speaker_method,
-        role_llms={r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()},
-        manager_llm=to_llm_choice(experiment, cell.manager_llm) if cell.manager_llm else None,
-        summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
-        seed=planned.seed,
-        variant=cell.variant,
-        defaults_applied=cell_defaults(view, cell)
-        + ([] if planned.seed is not None else ["seed: none (not reproducible)"]),
-    )
+    conv_spec = _conversation_spec(view, spec, planned)
     agents = build_agents(experiment, conv_spec)
     return ConversationsRepository.new_document(
         {
@@ -181,12 +188,58 @@ def conversation_document(
             "repetition": planned.repetition,
             "spec": conv_spec.model_dump(mode="json"),
             "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
-            "day_split": split_messages(conv_spec.total_messages, conv_spec.days),
+            "day_split": conv_spec.day_turns,
             "lease_owner": None,
             "lease_expires_ms": 0,
             "claims": 0,
         }
     )
+
+
+def require_owner(store: Store, sweep_id: str, user: str, action: str) -> dict:
+    """Running, resuming, joining or retrying a sweep is its owner's: the conversations it runs
+    are the owner's, written with their models and keys. Others may read, export and score it."""
+    sweep = store.sweeps.get(sweep_id)
+    owner = sweep.get("owner")
+    if owner != user:
+        raise PermissionRefused(
+            f"sweep {sweep_id} belongs to {owner!r}; only its owner may {action} it "
+            f"(you are {user!r})",
+            fix=f"ask {owner} to {action} it, or create your own sweep of experiment "
+            f"{sweep['experiment_id']} with 'llm-sim sweep create {sweep['experiment_id']}'",
+        )
+    return sweep
+
+
+def _conversation_spec(
+    view: ExperimentView, spec: SweepSpec, planned: PlannedConversation
+) -> ConversationSpec:
+    """The spec a planned conversation runs with; a UserError if the cell cannot run."""
+    cell = planned.cell
+    experiment = view.experiment
+    default = cell.role_llms[experiment.roles[0].name]
+    try:
+        return ConversationSpec(
+            agents=cell.agents,
+            total_messages=spec.total_messages,
+            message_counting=spec.message_counting,
+            days=cell.days,
+            speaker_method=cell.speaker_method,
+            role_llms={r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()},
+            manager_llm=to_llm_choice(experiment, cell.manager_llm) if cell.manager_llm else None,
+            summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
+            seed=planned.seed,
+            variant=cell.variant,
+            defaults_applied=cell_defaults(view, cell)
+            + ([] if planned.seed is not None else ["seed: none (not reproducible)"]),
+        )
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise UserError(
+            f"the cell {cell.label()} cannot run: {problem}",
+            field="sweep",
+            fix="adjust total_messages, days, message_counting or the cell's agents",
+        ) from None
 
 
 def status(store: Store, sweep_id: str) -> dict:

@@ -69,7 +69,7 @@ def test_variants_all_count_toward_the_maximum_before_expanding():
     from simulator.domain.yaml_io import load_model
 
     experiment = load_model(PRISON, Experiment, "experiment")
-    spec = load_model(PRISON.parents[1] / "sweeps" / "prison_paper.yaml", SweepSpec, "sweep")
+    spec = load_model(PRISON.parents[1] / "sweeps" / "prison_factorial.yaml", SweepSpec, "sweep")
     big = spec.model_copy(update={"repetitions": 10_000})  # 240 cells x 10,000 = 2,400,000
     with pytest.raises(ValueError, match="2,400,000 conversations"):
         check(big, experiment)

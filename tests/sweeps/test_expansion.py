@@ -17,7 +17,9 @@ def prison(prison_path) -> Experiment:
 
 
 def test_paper_design_is_240_cells(prison, prison_path):
-    spec = load_model(prison_path.parents[1] / "sweeps" / "prison_paper.yaml", SweepSpec, "sweep")
+    spec = load_model(
+        prison_path.parents[1] / "sweeps" / "prison_factorial.yaml", SweepSpec, "sweep"
+    )
     planned = expand(spec, prison, "v1")
     assert len(cells(spec, prison)) == 240
     assert len(planned) == 240 * spec.repetitions

@@ -46,6 +46,12 @@ def sweep() -> None:
 @click.option("--manager-llm")
 @click.option("--summarizer-llm")
 @click.option("--messages", "total_messages", type=int, help="Total messages (even).")
+@click.option(
+    "--message-counting",
+    type=click.Choice(["agent_turns", "reference"]),
+    help="reference: count as the reference tool did (the day's opening is one of the "
+    "messages, so 20 gives 19 agent turns; odd totals allowed).",
+)
 @click.option("--days", type=int)
 @click.option(
     "--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days."
@@ -125,6 +131,7 @@ def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
         "manager_llm": flags["manager_llm"],
         "summarizer_llm": flags["summarizer_llm"],
         "total_messages": flags["total_messages"],
+        "message_counting": flags["message_counting"],
         "days": flags["days"],
         "every_day_count": flags["every_day_count"],
         "every_agent_combination": flags["every_combination"],
@@ -150,6 +157,8 @@ def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
 
 
 def _print_plan(app: AppContext, plan: service.Plan) -> None:
+    if plan.breakdown:
+        app.console.print(f"plan: {plan.breakdown}", markup=False, highlight=False)
     app.console.print(
         f"cells: {plan.cells}  conversations: {plan.conversations}  "
         f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}"
@@ -168,7 +177,8 @@ def _run(
     as_json: bool,
     verb: str,
 ) -> None:
-    app.store.sweeps.get(sweep_id)
+    action = {"Resuming": "resume", "Working on": "work on", "Retrying": "retry"}.get(verb, "run")
+    service.require_owner(app.store, sweep_id, app.user, action)
     sizes = {}
     for pool in pools:
         key, sep, size = pool.rpartition("=")
@@ -280,6 +290,7 @@ def retry_cmd(
     app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
 ) -> None:
     """Queue failed conversations again (they continue from their last message) and run."""
+    service.require_owner(app.store, sweep_id, app.user, "retry")
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
         app.err.print(f"{reset} failed conversation(s) queued again.")

@@ -119,7 +119,7 @@ def _factors(spec: SweepSpec, exp: Experiment) -> str:
 def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     """Ask every factor, show the plan, then create the sweep and run it with a progress bar."""
     exp = view.experiment
-    models = [choice.model for choice in exp.llms]
+    models = [choice.key for choice in exp.llms]  # a label tells one model's entries apart
     repetitions = ask.ask_int("Conversations per setting", 1, 10_000, default=1)
     llms = _ask_llms(models)
     total = ask.ask_number("Total messages (even)", int, _even, default=10)

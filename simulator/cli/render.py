@@ -45,7 +45,10 @@ def experiment_detail(view: ExperimentView) -> Group:
         head.add_row("duplicated from", view.duplicated_from)
     head.add_row("version", view.version)
     llms = ", ".join(
-        llm.model + (f" {llm.params.as_dict()}" if llm.params.as_dict() else "") for llm in exp.llms
+        llm.model
+        + (f" as {llm.label}" if llm.label else "")
+        + (f" {llm.params.as_dict()}" if llm.params.as_dict() else "")
+        for llm in exp.llms
     )
     head.add_row("LLMs", escape(llms))
     parts: list = [head, Panel(escape(exp.starting_message), title="starting message")]

@@ -43,14 +43,15 @@ class ConversationSpec(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ConversationSpec:
-        if self.total_messages % 2:
-            raise ValueError(
-                f"total_messages must be even (got {self.total_messages}), as in the reference tool"
-            )
+        # Odd totals are allowed: nothing in the engine needs pairs, and 19 agent turns (the
+        # paper's transcripts) is an odd count. Either way a day holds at least two messages:
+        # under reference counting the day's opening is one of them, as the reference's menu
+        # allowed at most total // 2 days.
         if self.days * MIN_MESSAGES_PER_DAY > self.total_messages:
+            opening = ", the day's opening included" if self.message_counting == "reference" else ""
             raise ValueError(
                 f"{self.days} days need at least {self.days * MIN_MESSAGES_PER_DAY} messages "
-                f"({MIN_MESSAGES_PER_DAY} per day); got {self.total_messages}"
+                f"({MIN_MESSAGES_PER_DAY} per day{opening}); got {self.total_messages}"
             )
         for role, count in self.agents.items():
             if count < 1:
@@ -73,8 +74,26 @@ class ConversationSpec(BaseModel):
         if missing:
             raise ValueError(f"no agent count for role {sorted(missing)[0]!r}")
 
+    @property
+    def day_turns(self) -> list[int]:
+        """Agent turns of each day under this spec's counting."""
+        return split_messages(self.total_messages, self.days, self.message_counting)
 
-def split_messages(total: int, days: int) -> list[int]:
-    """Messages per day, as even as possible, earlier days taking the remainder."""
+    @property
+    def agent_turns(self) -> int:
+        """Agent turns of the whole conversation (the openings are not turns)."""
+        return sum(self.day_turns)
+
+
+def split_messages(total: int, days: int, counting: MessageCounting = "agent_turns") -> list[int]:
+    """Agent turns per day.
+
+    "agent_turns": `total` turns, as even as possible, earlier days taking the remainder.
+    "reference": as the reference tool (autogen's max_round = total // days per day), each day's
+    budget is `total // days` (floor: a remainder is dropped) and includes the researcher's
+    opening, so a day has `total // days - 1` agent turns: 20 over 1 day gives 19.
+    """
+    if counting == "reference":
+        return [total // days - 1] * days
     base, extra = divmod(total, days)
     return [base + (1 if day < extra else 0) for day in range(days)]

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from simulator.domain.conversation import ConversationSpec, split_messages
+from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
@@ -51,6 +51,11 @@ class ConversationRun:
     manual_input: InputFunction | None = None
 
 
+def llm_name(choice: LLMChoice) -> str:
+    """How displays name an LLM entry: its model, and its label when it has one."""
+    return f"{choice.model} as {choice.label}" if choice.label else choice.model
+
+
 class ConversationFailed(Exception):
     """A turn failed after every retry; the conversation is marked failed with this message."""
 
@@ -89,9 +94,8 @@ class _Runner:
         self.agents = build_agents(run.experiment, run.spec)
         self.by_name = {a.name: a for a in self.agents}
         counts = run.spec.agents
-        self.prompts = {
-            r.name: agent_system_prompt(run.experiment, r.name, counts)
-            for r in run.experiment.roles
+        self.prompts = {  # per agent: each is told its own name
+            a.name: agent_system_prompt(run.experiment, a.role, counts, a.name) for a in self.agents
         }
         self.start = starting_message(run.experiment, counts)
         self.summarizer_prompt = (
@@ -131,10 +135,12 @@ class _Runner:
         run, recorder = self.run_, self.run_.recorder
         progress = recorder.load_progress()
         self.summaries = list(progress.summaries)
-        split = split_messages(self.spec.total_messages, self.spec.days)
+        split = self.spec.day_turns  # agent turns per day, under the spec's counting
         run.on_event(
             ev.DaysPlanned(
-                run.conversation_id, split, [(a.name, a.role, a.llm.model) for a in self.agents]
+                run.conversation_id,
+                split,
+                [(a.name, a.role, llm_name(a.llm)) for a in self.agents],
             )
         )
         recorder.mark("running")
@@ -154,7 +160,12 @@ class _Runner:
                     )
                     return "interrupted"
                 state = TurnState(
-                    self.agents, turn, day, previous, [(line.speaker, line.text) for line in lines]
+                    self.agents,
+                    turn,
+                    day,
+                    previous,
+                    [(line.speaker, line.text) for line in lines],
+                    allow_repeat=self.spec.allow_repeat_speaker,
                 )
                 pick = await self.selector.next_speaker(state)
                 agent = self.by_name[pick.name]
@@ -180,7 +191,7 @@ class _Runner:
         self, agent: Agent, day: int, index: int, turn: int, opening: str, lines: list[Line], pick
     ) -> str:
         run = self.run_
-        messages = agent_messages(self.prompts[agent.role], opening, lines, agent.name)
+        messages = agent_messages(self.prompts[agent.name], opening, lines, agent.name)
         params = self._params(agent.llm, turn)
         backend = run.llms.get(agent.llm)
         others = [a.name for a in self.agents if a.name != agent.name]
@@ -215,6 +226,7 @@ class _Runner:
             "speaker_fallback": pick.fallback,
             "speaker_notes": list(pick.notes),
             "model": agent.llm.model,
+            "llm_label": agent.llm.key,
             "latency_s": round(completion.latency_s, 4),
             "tokens_in": completion.tokens_in,
             "tokens_out": completion.tokens_out,

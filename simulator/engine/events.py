@@ -9,7 +9,7 @@ from dataclasses import dataclass
 class DaysPlanned:
     conversation_id: str
     split: list[int]
-    agents: list[tuple[str, str, str]]  # (name, role, model)
+    agents: list[tuple[str, str, str]]  # (name, role, model or "model as label")
 
 
 @dataclass(frozen=True)

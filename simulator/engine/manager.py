@@ -6,18 +6,34 @@ from collections.abc import Callable
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
-from simulator.engine.speakers import Pick, RoundRobin, TurnState, find_agent_names
+from simulator.engine.speakers import Pick, TurnState, fallback_speaker, find_agent_names
 from simulator.llm.base import BackendError
 from simulator.llm.retry import Attempt, ResilientBackend
+from simulator.prompting.templates import fill, load_template
 from simulator.prompting.transcript import Line, manager_feedback, manager_messages
 
 CallRecorderFactory = Callable[
     [str, int, int, list[dict], GenerationParams], Callable[[Attempt], None]
 ]
+# Used when prompts/system/manager.yaml has no `feedback_repeat` entry.
+REPEAT_FEEDBACK = (
+    '{previous} has just spoken and may not speak twice in a row; your answer was "{answer}". '
+    "Answer with exactly one of: {names}."
+)
+
+
+def repeat_feedback(answer: str, previous: str, names: list[str]) -> str:
+    """The manager named the agent who just spoke, which the reference never allowed."""
+    template = load_template("manager").get("feedback_repeat", REPEAT_FEEDBACK)
+    return fill(template, answer=answer.strip()[:200], previous=previous, names=", ".join(names))
 
 
 class ManagerPicks:
-    """Asks the manager; an answer naming no agent or several is re-asked with feedback."""
+    """Asks the manager; an answer naming no agent or several is re-asked with feedback.
+
+    When repeats are off (the default, as in the reference), the manager is offered only the
+    agents who may speak now, as autogen does; naming the agent who just spoke anyway is a bad
+    pick like the others: feedback, then the fallback."""
 
     def __init__(
         self,
@@ -36,10 +52,12 @@ class ManagerPicks:
         self._rounds = max_feedback_rounds
 
     async def next_speaker(self, state: TurnState) -> Pick:
-        names = [a.name for a in state.agents]
+        everyone = [a.name for a in state.agents]
+        names = [a.name for a in state.eligible]
+        barred = state.barred
         lines = [Line(s, t) for s, t in state.transcript]
         messages = manager_messages(
-            [(a.name, a.role) for a in state.agents], self._opening(state.day), lines
+            [(a.name, a.role) for a in state.eligible], self._opening(state.day), lines
         )
         notes: list[str] = []
         for round_number in range(self._rounds + 1):
@@ -52,15 +70,21 @@ class ManagerPicks:
             except BackendError as exc:
                 notes.append(f"manager call failed: {exc}")
                 break
-            found = find_agent_names(completion.text, names)
+            named = find_agent_names(completion.text, everyone)
+            found = [name for name in named if name != barred]
             if len(found) == 1:
                 return Pick(found[0], notes=tuple(notes))
-            several = len(found) > 1
-            notes.append(f"round {round_number + 1}: answer named {len(found)} agents")
+            if barred is not None and not found and barred in named:
+                notes.append(f"round {round_number + 1}: answer named {barred}, who just spoke")
+                feedback = repeat_feedback(completion.text, barred, names)
+            else:
+                notes.append(f"round {round_number + 1}: answer named {len(found)} agents")
+                feedback = manager_feedback(completion.text, names, len(found) > 1)
             messages = [
                 *messages,
                 {"role": "assistant", "content": completion.text},
-                {"role": "user", "content": manager_feedback(completion.text, names, several)},
+                {"role": "user", "content": feedback},
             ]
-        fallback = await RoundRobin().next_speaker(state)
-        return Pick(fallback.name, fallback=True, notes=(*notes, "fell back to round robin"))
+        return Pick(
+            fallback_speaker(state), fallback=True, notes=(*notes, "fell back to round robin")
+        )

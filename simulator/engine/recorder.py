@@ -164,6 +164,9 @@ class StoreRecorder:
             "index": index,
             "agent": agent,
             "model": choice.model,
+            # the experiment's name for the entry (its label, else the model string): the same
+            # model may be listed twice with different sampling parameters
+            "llm_label": choice.key,
             "base_url": base_url or choice.base_url,
             "params": params.as_dict(),
             "prompt_hash": digest,

@@ -23,7 +23,25 @@ class TurnState:
     turn: int  # 0-based over the whole conversation
     day: int
     previous: str | None  # name of the last speaker, if any
-    transcript: Sequence[tuple[str, str]] = ()  # (speaker, text) of this day, incl. the opening
+    transcript: Sequence[tuple[str, str]] = ()  # (speaker, text) of this day's agent turns
+    # False as in the reference (autogen's allow_repeat_speaker=False): under auto and manual
+    # the agent who just spoke today may not be picked again.
+    allow_repeat: bool = True
+
+    @property
+    def barred(self) -> str | None:
+        """Who may not speak now: today's last speaker when repeats are off and there is a choice.
+
+        Each day starts fresh, as in the reference, where the researcher's opening is the day's
+        first message."""
+        if self.allow_repeat or len(self.agents) < 2 or not self.transcript:
+            return None
+        return self.transcript[-1][0]
+
+    @property
+    def eligible(self) -> list[Agent]:
+        """The agents who may speak now, in order."""
+        return [a for a in self.agents if a.name != self.barred]
 
 
 @dataclass(frozen=True)
@@ -42,6 +60,14 @@ class RoundRobin:
 
     async def next_speaker(self, state: TurnState) -> Pick:
         return Pick(state.agents[state.turn % len(state.agents)].name)
+
+
+def fallback_speaker(state: TurnState) -> str:
+    """Round robin's agent, or the one after it when that one is barred from speaking again."""
+    index = state.turn % len(state.agents)
+    if state.agents[index].name == state.barred:
+        index = (index + 1) % len(state.agents)
+    return state.agents[index].name
 
 
 class RandomNoRepeat:
@@ -81,15 +107,23 @@ class ManualChoice:
         self._ask = ask
 
     async def next_speaker(self, state: TurnState) -> Pick:
-        names = {a.name.lower(): a.name for a in state.agents}
+        """Only eligible agents are accepted (the CLI offers only those); the previous speaker
+        named anyway counts as an invalid answer and is asked again."""
+        names = {a.name.lower(): a.name for a in state.eligible}
+        notes: list[str] = []
         for _ in range(5):
             answer = self._ask(state)
             if not isinstance(answer, str):
                 answer = await answer
             if answer and answer.strip().lower() in names:
-                return Pick(names[answer.strip().lower()])
-        fallback = await RoundRobin().next_speaker(state)
-        return Pick(fallback.name, fallback=True, notes=("no valid manual pick; round robin",))
+                return Pick(names[answer.strip().lower()], notes=tuple(notes))
+            if state.barred and answer and answer.strip().lower() == state.barred.lower():
+                notes.append(f"{state.barred} just spoke and may not speak twice in a row")
+        return Pick(
+            fallback_speaker(state),
+            fallback=True,
+            notes=(*notes, "no valid manual pick; round robin"),
+        )
 
 
 def find_agent_names(answer: str, names: Sequence[str]) -> list[str]:

@@ -8,19 +8,20 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.conversation import ConversationSpec, split_messages
+from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, LLMChoice
-from simulator.domain.sweep import resolve_llm
+from simulator.domain.sweep_names import resolve_llm
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.agents import build_agents
-from simulator.engine.conversation import ConversationRun, run_conversation
+from simulator.engine.conversation import ConversationRun, llm_name, run_conversation
 from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import StoreRecorder
 from simulator.engine.speakers import InputFunction
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError
 from simulator.services.experiments import ExperimentView, parse_counts
+from simulator.store import cascade
 from simulator.store.store import Store
 
 KIND = "conversation"
@@ -33,6 +34,7 @@ def choose_llm(
     else the model with the experiment's default sampling, noted in `notes`."""
     if model is None:
         return experiment.llms[0]
+    _refuse_ambiguous(experiment, model, field)
     try:
         choice, note = resolve_llm(experiment, model)
     except ValidationError as exc:
@@ -44,6 +46,21 @@ def choose_llm(
     if note and notes is not None and note not in notes:
         notes.append(note)
     return choice
+
+
+def _refuse_ambiguous(experiment: Experiment, model: str, field: str) -> None:
+    """A model string listed under several labels could mean any of them: ask for the label."""
+    model = model.strip()
+    if any(c.key == model for c in experiment.llms):
+        return
+    labels = [c.key for c in experiment.llms if c.model == model]
+    if len(labels) > 1:
+        raise UserError(
+            f"{model} is listed {len(labels)} times in the experiment, as "
+            f"{', '.join(labels)}, each with its own sampling parameters",
+            field=field,
+            fix=f"name the entry by its label, e.g. {field} {labels[0]}",
+        )
 
 
 def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:
@@ -78,15 +95,20 @@ def build_spec(
     manager_llm: str | None = None,
     summarizer_llm: str | None = None,
     seed: int | None = None,
+    message_counting: str = "agent_turns",
+    allow_repeat_speaker: bool = False,
 ) -> ConversationSpec:
-    """Validate every choice against the experiment; raise one UserError naming the field."""
+    """Validate every choice against the experiment; raise one UserError naming the field.
+
+    `llm`, `llm_for`, `manager_llm` and `summarizer_llm` name an experiment's LLM entry by its
+    label or its model string."""
     experiment = view.experiment
     counts = parse_counts(agents, experiment, field="--agents")
     per_role = parse_role_models(llm_for, experiment)
     notes: list[str] = []
     default = choose_llm(experiment, llm, "--llm", notes)
     if llm is None:
-        notes.append(f"agents' model: {default.model} (not given; the experiment's first LLM)")
+        notes.append(f"agents' model: {llm_name(default)} (not given; the experiment's first LLM)")
     role_llms = {
         r.name: choose_llm(experiment, per_role[r.name], "--llm-for", notes)
         if r.name in per_role
@@ -97,7 +119,7 @@ def build_spec(
     agents_model = role_llms[first_role]
     whose = (
         "the agents' model"
-        if len({c.model for c in role_llms.values()}) == 1
+        if len({c.key for c in role_llms.values()}) == 1
         else f"the model of the first role, {first_role}"
     )
     manager = None
@@ -105,19 +127,21 @@ def build_spec(
         manager = choose_llm(experiment, manager_llm, "--manager-llm", notes)
     elif speaker == "auto":
         manager = agents_model
-        notes.append(f"manager_llm: {manager.model} (not given; {whose})")
+        notes.append(f"manager_llm: {llm_name(manager)} (not given; {whose})")
     if summarizer_llm:
         summarizer = choose_llm(experiment, summarizer_llm, "--summarizer-llm", notes)
     else:
         summarizer = agents_model
-        notes.append(f"summarizer_llm: {summarizer.model} (not given; {whose})")
+        notes.append(f"summarizer_llm: {llm_name(summarizer)} (not given; {whose})")
     if seed is None:
         notes.append("seed: none (speaker choice and sampling are not reproducible)")
     data = {
         "agents": counts,
         "total_messages": total_messages,
+        "message_counting": message_counting,
         "days": days,
         "speaker_method": speaker,
+        "allow_repeat_speaker": allow_repeat_speaker,
         "role_llms": role_llms,
         "manager_llm": manager,
         "summarizer_llm": summarizer,
@@ -144,8 +168,11 @@ def create(
             "owner": user,
             "spec": spec.model_dump(mode="json"),
             "experiment": view.experiment.model_dump(mode="json"),
-            "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
-            "day_split": split_messages(spec.total_messages, spec.days),
+            "agents": [
+                {"name": a.name, "role": a.role, "model": a.llm.model, "llm_label": a.llm.key}
+                for a in agents
+            ],
+            "day_split": spec.day_turns,  # agent turns per day, under the spec's counting
             **(extra or {}),
         }
     )
@@ -239,10 +266,26 @@ def set_favourite(store: Store, conversation_id: str, user: str, favourite: bool
     store.users.set_favourite(user, KIND, conversation_id, favourite)
 
 
-def delete(store: Store, conversation_id: str, user: str) -> None:
+def deletion_counts(store: Store, conversation_id: str, user: str) -> cascade.Cascade:
+    """What deleting this conversation would remove; refused unless `user` owns it."""
     store.conversations.require_owner(conversation_id, user, "delete")
-    store.messages.delete_for(conversation_id)
-    store.calls.delete_for(conversation_id)
-    store.scores.delete_for(conversation_id)
-    store.conversations.delete(conversation_id)
-    store.users.forget_target(KIND, conversation_id)
+    return cascade.count_conversation(store.db, conversation_id)
+
+
+def delete_question(conversation_id: str, counts: cascade.Cascade) -> str:
+    """'Delete conv_1 with its 4 messages, 6 calls and 2 summaries?'"""
+    listed = counts.phrase(include_conversations=False)
+    return f"Delete {conversation_id}{f' with its {listed}' if listed else ''}?"
+
+
+def deleted_message(conversation_id: str, counts: cascade.Cascade) -> str:
+    listed = counts.phrase(include_conversations=False)
+    return f"Deleted {conversation_id}{f' with its {listed}' if listed else ''}."
+
+
+def delete(store: Store, conversation_id: str, user: str) -> cascade.Cascade:
+    """Delete a conversation the user owns with its messages, calls, summaries, scores and the
+    stored prompts nothing uses any more. Returns what was removed."""
+    counts = deletion_counts(store, conversation_id, user)
+    cascade.delete_conversation(store.db, conversation_id)
+    return counts

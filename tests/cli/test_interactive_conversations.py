@@ -22,6 +22,8 @@ MAIN = "What do you want to do?"
 PICK = "Which experiment?"
 CONVERSATIONS = "Which conversation?"
 WHO = "Who speaks next?"
+REPEAT = "May the same agent speak twice in a row?"
+COUNTING = "How are messages counted?"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 MOCKS = ["mock:guard", "mock:prisoner", "mock:manager"]
 
@@ -58,15 +60,25 @@ def open_experiment(spawn, exp_id: str, user: str = "alice"):
 
 
 def answer_perform(
-    app, title: str, method: str, total: str, days: str, summarizer: str = "mock:manager"
+    app,
+    title: str,
+    method: str,
+    total: str,
+    days: str,
+    summarizer: str = "mock:manager",
+    repeat: str = "n",
 ) -> None:
-    """Guard on mock:guard, Prisoner on mock:prisoner, one agent each, no seed."""
+    """Guard on mock:guard, Prisoner on mock:prisoner, one agent each, no seed; `repeat` answers
+    whether an agent may speak twice in a row (asked for manual)."""
     app.menu(title, "Perform conversation")
     app.answer("LLM for role Guard", ENTER)  # the default: the first LLM
     app.answer("LLM for role Prisoner", "prisoner" + ENTER)
     app.answer("How is the next speaker chosen?", method + ENTER)
+    if method == "manual":
+        app.answer(REPEAT, repeat)
     app.answer("Summarizer LLM (writes each day's summary)", summarizer + ENTER)
-    app.answer("Total messages (even)", CLEAR_LINE + total + ENTER)
+    app.answer(COUNTING, ENTER)  # the default: agent turns
+    app.answer("Total messages", CLEAR_LINE + total + ENTER)
     app.answer("Days (1–", CLEAR_LINE + days + ENTER)
     app.answer("Agents of role Guard (1–99)", ENTER)
     app.answer("Agents of role Prisoner (1–99)", ENTER)
@@ -86,11 +98,10 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     app.answer("LLM for role Prisoner", "prisoner" + ENTER)
     app.answer("How is the next speaker chosen?", "round" + ENTER)
     app.answer("Summarizer LLM (writes each day's summary)", "manager" + ENTER)
-    app.answer("Total messages (even)", CLEAR_LINE + "5" + ENTER)
-    app.expect("5 is odd: the total must be even")
-    app.answer("Total messages (even)", CLEAR_LINE + "0" + ENTER)
+    app.answer(COUNTING, ENTER)
+    app.answer("Total messages", CLEAR_LINE + "0" + ENTER)
     app.expect("0 is too few")
-    app.answer("Total messages (even)", CLEAR_LINE + "4" + ENTER)
+    app.answer("Total messages", CLEAR_LINE + "4" + ENTER)
     app.answer("Days (1–2)", CLEAR_LINE + "2" + ENTER)
     app.expect("messages per day: 2, 2")
     app.answer("Agents of role Guard (1–99)", ENTER)
@@ -106,7 +117,7 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     app.expect("Day 2")
     first = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
-    answer_perform(app, title, "manual", total="4", days="1")
+    answer_perform(app, title, "manual", total="4", days="1", repeat="y")
     # each prompt is matched whole: an answered one still shows "Who speaks next?"
     app.answer("Day 1, message 1. " + WHO, "pris" + ENTER)  # Prisoner_1 opens
     app.answer("Day 1, message 2; last: Prisoner_1. " + WHO, "pris" + ENTER)  # and goes on
@@ -114,8 +125,11 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     app.answer("Day 1, message 4; last: Guard_1. " + WHO, ENTER)  # default: the next one
     second = app.expect(r"Conversation conv_[0-9a-z]+ done", regex=True).split()[1]
 
-    answer_perform(app, title, "manual", total="4", days="1")
-    app.answer("Day 1, message 1. " + WHO, CTRL_C)  # Ctrl-C at a manual pick stops at once
+    answer_perform(app, title, "manual", total="5", days="1", repeat="n")
+    app.answer("Day 1, message 1. " + WHO, "pris" + ENTER)
+    # repeats off (the reference's way): Prisoner_1 is not offered, Guard_1 is the default
+    app.answer("Day 1, message 2; last: Prisoner_1. " + WHO, ENTER)
+    app.answer("Day 1, message 3; last: Guard_1. " + WHO, CTRL_C)  # Ctrl-C stops at once
     app.expect("Stopped at once; the conversation is kept, marked interrupted.")
     app.menu(title, "Back")
     app.menu(MAIN, "Exit")
@@ -130,6 +144,11 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     assert listed[second]["status"] == "done"
     [third] = set(listed) - {first, second}
     assert listed[third]["status"] == "interrupted"
+    assert listed[second]["spec"]["allow_repeat_speaker"] is True
+    assert listed[third]["spec"]["allow_repeat_speaker"] is False
+    assert listed[third]["spec"]["total_messages"] == 5  # odd totals are allowed
+    third_shown = sim.json("conversation", "show", third)
+    assert [m["speaker"] for m in third_shown["messages"]] == ["Prisoner_1", "Guard_1"]
     shown = sim.json("conversation", "show", second)
     assert [m["speaker"] for m in shown["messages"]] == [
         "Prisoner_1",
@@ -184,11 +203,11 @@ def test_view_favourite_and_delete_owner_only(spawn, sim, tmp_path):
     alice.menu(menu, "View prompts")
     alice.expect("response:")
     alice.menu(menu, "Delete")
-    alice.answer(f"Delete {conv_id} with its 4 messages?", "n")
+    alice.answer(f"Delete {conv_id} with its 4 messages, 6 calls and 2 summaries?", "n")
     alice.expect("Nothing deleted.")
     alice.menu(menu, "Delete")
-    alice.answer(f"Delete {conv_id} with its 4 messages?", "y")
-    alice.expect(f"Deleted {conv_id}.")
+    alice.answer(f"Delete {conv_id} with its 4 messages, 6 calls and 2 summaries?", "y")
+    alice.expect(f"Deleted {conv_id} with its 4 messages, 6 calls and 2 summaries.")
     alice.expect("No conversations of this experiment yet")
     alice.menu(title, "Back")
     alice.menu(MAIN, "Exit")
@@ -235,7 +254,8 @@ def test_ctrl_c_during_a_run_stops_it_at_once(spawn, sim, tmp_path):
         app.menu(title, "Perform conversation")
         app.expect("LLM for role Guard: openai:stub")  # one LLM: nothing to choose
         app.answer("How is the next speaker chosen?", ENTER)
-        app.answer("Total messages (even)", CLEAR_LINE + "20" + ENTER)
+        app.answer(COUNTING, ENTER)
+        app.answer("Total messages", CLEAR_LINE + "20" + ENTER)
         app.answer("Days (1–10)", ENTER)
         app.answer("Agents of role Guard (1–99)", ENTER)
         app.answer("Agents of role Prisoner (1–99)", ENTER)

@@ -93,7 +93,7 @@ def test_run_json_prints_only_the_result(sim, stub, experiment):
     [
         (("--agents", "warden=1", "--messages", "4"), {}, "unknown role 'warden'"),
         (("--agents", "guard=0", "--messages", "4"), {}, "'guard=0' needs a whole number"),
-        (("--agents", "guard=1", "--messages", "5"), {}, "must be even"),
+        (("--agents", "guard=1", "--messages", "1"), {}, "greater than or equal to 2"),
         (("--agents", "guard=1", "--messages", "4", "--days", "3"), {}, "3 days need at least 6"),
         (("--agents", "guard=1", "--messages", "4", "--llm", "olama:x"), {}, "ollama"),
         (

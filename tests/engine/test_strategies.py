@@ -92,7 +92,7 @@ def test_split_is_as_even_as_possible():
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"total_messages": 7}, "must be even"),
+        ({"total_messages": 1}, "greater than or equal to 2"),
         ({"days": 4}, "4 days need at least 8 messages"),
         ({"speaker_method": "auto"}, "needs a manager_llm"),
         ({"agents": {"Guard": 0}}, "greater than or equal to 1"),

@@ -11,7 +11,8 @@ from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, pull_progress
 from simulator.cli.params import SEED
-from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec, split_messages
+from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
+from simulator.engine.conversation import llm_name
 from simulator.engine.llm_access import LLMAccess
 from simulator.errors import UserError
 from simulator.services import conversations as conv_service
@@ -58,17 +59,34 @@ def execute(
 
 def print_header(app: AppContext, spec: ConversationSpec) -> None:
     """What will run, including every value the tool chose because nobody said."""
-    split = ", ".join(str(n) for n in split_messages(spec.total_messages, spec.days))
-    app.err.print(f"{spec.total_messages} messages over {spec.days} day(s): {split}")
-    models = ", ".join(f"{role}: {choice.model}" for role, choice in spec.role_llms.items())
+    app.err.print(counting_line(spec), markup=False, highlight=False)
+    models = ", ".join(f"{role}: {llm_name(choice)}" for role, choice in spec.role_llms.items())
     extra = []
     if spec.manager_llm is not None:
-        extra.append(f"manager: {spec.manager_llm.model}")
+        extra.append(f"manager: {llm_name(spec.manager_llm)}")
     if spec.summarizer_llm is not None:
-        extra.append(f"summarizer: {spec.summarizer_llm.model}")
+        extra.append(f"summarizer: {llm_name(spec.summarizer_llm)}")
     app.err.print(f"models: {', '.join([models, *extra])}", markup=False, highlight=False)
+    if spec.allow_repeat_speaker and spec.speaker_method in ("auto", "manual"):
+        app.err.print(
+            "allow_repeat_speaker: true (an agent may speak twice in a row; the reference "
+            "tool never allowed it)",
+            markup=False,
+            highlight=False,
+        )
     for note in spec.defaults_applied:
         app.err.print(f"default: {note}", markup=False, highlight=False)
+
+
+def counting_line(spec: ConversationSpec) -> str:
+    """What the total means: agent turns, or (reference counting) a budget with the openings."""
+    per_day = ", ".join(str(n) for n in spec.day_turns)
+    if spec.message_counting == "reference":
+        return (
+            f"messages: {spec.total_messages} (reference counting: {spec.agent_turns} agent "
+            f"turns) over {spec.days} day(s); agent turns per day: {per_day}"
+        )
+    return f"{spec.total_messages} messages over {spec.days} day(s): {per_day}"
 
 
 @click.command("run")
@@ -77,7 +95,20 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
     "--agents", required=True, metavar="ROLE=N,…", help="Agents per role, e.g. guard=1,prisoner=2."
 )
 @click.option(
-    "--messages", "total_messages", type=int, required=True, help="Total messages (even)."
+    "--messages",
+    "total_messages",
+    type=int,
+    required=True,
+    help="Total messages: agent turns, or with --message-counting reference the reference "
+    "tool's count (each day's opening included: 20 gives 19 agent turns).",
+)
+@click.option(
+    "--message-counting",
+    type=click.Choice(["agent_turns", "reference"]),
+    default="agent_turns",
+    show_default=True,
+    help="How --messages counts: agent turns, or as the reference tool (a day's budget is "
+    "messages // days, the researcher's opening included).",
 )
 @click.option(
     "--days", type=int, default=1, show_default=True, help="Days the messages are split over."
@@ -91,6 +122,11 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
 )
 @click.option("--manager-llm", help="Model that picks speakers for --speaker auto.")
 @click.option("--summarizer-llm", help="Model that writes the daily summaries.")
+@click.option(
+    "--allow-repeat-speaker",
+    is_flag=True,
+    help="Let auto and manual pick the agent who just spoke (the reference never did).",
+)
 @click.option("--seed", type=SEED, help="Seed for speaker choice and sampling (0 to 2^63-1).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
@@ -99,12 +135,14 @@ def run_cmd(
     experiment_id: str,
     agents: str,
     total_messages: int,
+    message_counting: str,
     days: int,
     speaker: str,
     llm: str | None,
     llm_for: tuple[str, ...],
     manager_llm: str | None,
     summarizer_llm: str | None,
+    allow_repeat_speaker: bool,
     seed: int | None,
     as_json: bool,
 ) -> None:
@@ -121,6 +159,8 @@ def run_cmd(
         manager_llm=manager_llm,
         summarizer_llm=summarizer_llm,
         seed=seed,
+        message_counting=message_counting,
+        allow_repeat_speaker=allow_repeat_speaker,
     )
     manual = None
     if speaker == "manual":
@@ -141,11 +181,21 @@ def _terminal_picker():
     """For `--speaker manual` outside the menus: ask on the terminal."""
 
     def ask(state) -> str:
-        names = ", ".join(a.name for a in state.agents)
-        try:
-            return click.prompt(f"Next speaker ({names})", type=str)
-        except (click.Abort, EOFError):
-            # input closed: the conversation is interrupted (resumable), never left running
-            raise KeyboardInterrupt from None
+        names = ", ".join(a.name for a in state.eligible)
+        barred = f"; not {state.barred}, who just spoke" if state.barred else ""
+        while True:
+            try:
+                answer = click.prompt(f"Next speaker ({names}{barred})", type=str)
+            except (click.Abort, EOFError):
+                # input closed: the conversation is interrupted (resumable), never left running
+                raise KeyboardInterrupt from None
+            if state.barred and answer.strip().lower() == state.barred.lower():
+                click.echo(
+                    f"{state.barred} just spoke and may not speak twice in a row "
+                    "(run with --allow-repeat-speaker to allow it); choose another.",
+                    err=True,
+                )
+                continue
+            return answer
 
     return ask

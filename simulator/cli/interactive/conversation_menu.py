@@ -13,7 +13,9 @@ from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.transcript_view import show_prompts, show_transcript
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
+from simulator.domain.experiment import LLMChoice
 from simulator.domain.limits import MAX_SEED
+from simulator.engine.conversation import llm_name
 from simulator.engine.speakers import InputFunction, TurnState
 from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
@@ -32,20 +34,37 @@ PAGE_CALLS = 20  # more calls than this are shown in a pager
 # -- Perform conversation ----------------------------------------------------------------------
 
 
-def _pick_model(app: AppContext, message: str, models: Sequence[str]) -> str:
-    """One of the experiment's LLMs; asked only when there is a choice."""
+def _pick_model(app: AppContext, message: str, models: Sequence[LLMChoice]) -> str:
+    """One of the experiment's LLM entries, by its key (label or model); asked only when there
+    is a choice."""
     if len(models) == 1:
-        app.console.print(f"{message}: {models[0]}", markup=False)
-        return models[0]
-    return ask.select(message, [(m, m) for m in models], default=models[0])
+        app.console.print(f"{message}: {llm_name(models[0])}", markup=False)
+        return models[0].key
+    return ask.select(message, [(llm_name(m), m.key) for m in models], default=models[0].key)
+
+
+def _enough(total: int) -> str | None:
+    if total < MIN_MESSAGES_PER_DAY:
+        return f"{total} is too few: a conversation needs at least {MIN_MESSAGES_PER_DAY} messages"
+    return None
 
 
 def _even(total: int) -> str | None:
-    if total < MIN_MESSAGES_PER_DAY:
-        return f"{total} is too few: a conversation needs at least {MIN_MESSAGES_PER_DAY} messages"
+    """Sweeps' totals (the sweep menu's check); a single conversation may have an odd one."""
+    if problem := _enough(total):
+        return problem
     if total % 2:
         return f"{total} is odd: the total must be even, e.g. {total + 1}"
     return None
+
+
+COUNTING_CHOICES = [
+    ("agent turns — the total is the number of agent messages", "agent_turns"),
+    (
+        "as the reference tool — each day's opening counts as a message (20 gives 19 turns)",
+        "reference",
+    ),
+]
 
 
 def manual_picker() -> InputFunction:
@@ -59,11 +78,14 @@ def manual_picker() -> InputFunction:
     async def pick(state: TurnState) -> str:
         names = [a.name for a in state.agents]
         after = names.index(state.previous) + 1 if state.previous in names else 0
+        default = names[after % len(names)]
+        if default == state.barred:  # the previous speaker is not offered (no repeats)
+            default = names[(after + 1) % len(names)]
         last = f"; last: {state.previous}" if state.previous else ""
         question = ask.select_question(
             f"Day {state.day}, message {state.turn + 1}{last}. Who speaks next?",
-            [(f"{a.name} ({a.role})", a.name) for a in state.agents],
-            default=names[after % len(names)],
+            [(f"{a.name} ({a.role})", a.name) for a in state.eligible],
+            default=default,
         )
         try:
             answer = await question.application.run_async(
@@ -81,7 +103,7 @@ def manual_picker() -> InputFunction:
 def perform(app: AppContext, view: ExperimentView) -> None:
     """Ask every choice of one conversation, then run it live like `llm-sim run`."""
     exp = view.experiment
-    models = [choice.model for choice in exp.llms]
+    models = list(exp.llms)
     llm_for = tuple(
         f"{role.name}={_pick_model(app, f'LLM for role {role.name}', models)}" for role in exp.roles
     )
@@ -93,17 +115,28 @@ def perform(app: AppContext, view: ExperimentView) -> None:
     manager = (
         _pick_model(app, "Manager LLM (picks the speakers)", models) if method == "auto" else None
     )
+    repeat = method in ("auto", "manual") and ask.confirm(
+        "May the same agent speak twice in a row? (the reference tool never allowed it)",
+        default=False,
+    )
     summarizer = (
         _pick_model(app, "Summarizer LLM (writes each day's summary)", models)
         if exp.summarizer_sections
         else None
     )
-    total = ask.ask_number("Total messages (even)", int, _even, default=10)
+    counting = ask.select("How are messages counted?", COUNTING_CHOICES, default="agent_turns")
+    total = ask.ask_number("Total messages", int, _enough, default=10)
     assert total is not None
     days = ask.ask_int("Days", 1, total // MIN_MESSAGES_PER_DAY, default=1)
     assert days is not None
-    split = ", ".join(str(n) for n in split_messages(total, days))
-    app.console.print(f"messages per day: {split}", markup=False)
+    split = ", ".join(str(n) for n in split_messages(total, days, counting))
+    if counting == "reference":
+        app.console.print(
+            f"agent turns per day: {split} (each day's opening counts as its first message)",
+            markup=False,
+        )
+    else:
+        app.console.print(f"messages per day: {split}", markup=False)
     counts = {
         role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
         for role in exp.roles
@@ -115,11 +148,13 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         total_messages=total,
         days=days,
         speaker=method,
-        llm=models[0],
+        llm=models[0].key,
         llm_for=llm_for,
         manager_llm=manager,
         summarizer_llm=summarizer,
         seed=seed,
+        message_counting=counting,
+        allow_repeat_speaker=repeat,
     )
     if not ask.confirm(
         "Start the conversation? (Ctrl-C stops it at once; nothing stored is lost)", default=True
@@ -147,11 +182,12 @@ def _label(doc: dict, user: str) -> str:
     spec = doc["spec"]
     agents = ", ".join(f"{n} {role}" for role, n in spec["agents"].items())
     done = (doc.get("counters") or {}).get("messages", 0)
+    turns = sum(doc.get("day_split") or [spec["total_messages"]])  # reference counting: fewer
     owner = f"{doc['owner']} (you)" if doc["owner"] == user else doc["owner"]
     created = as_datetime(doc["created_at"])
     star = "★" if doc.get("favourite") else " "
     return (
-        f"{star} {doc['_id']} — {doc['status']} — {agents} — {done}/{spec['total_messages']} "
+        f"{star} {doc['_id']} — {doc['status']} — {agents} — {done}/{turns} "
         f"messages — {spec['speaker_method']} — {created:%Y-%m-%d %H:%M} — {owner}"
     )
 
@@ -227,10 +263,10 @@ def _delete(app: AppContext, doc: dict) -> bool:
             markup=False,
         )
         return False
-    done = (doc.get("counters") or {}).get("messages", 0)
-    if not ask.confirm(f"Delete {cid} with its {done} messages?", default=False):
+    counts = conv_service.deletion_counts(app.store, cid, app.user)
+    if not ask.confirm(conv_service.delete_question(cid, counts), default=False):
         app.console.print("Nothing deleted.")
         return False
-    conv_service.delete(app.store, cid, app.user)
-    app.console.print(f"Deleted {cid}.")
+    done = conv_service.delete(app.store, cid, app.user)
+    app.console.print(conv_service.deleted_message(cid, done), markup=False)
     return True

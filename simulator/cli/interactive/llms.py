@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from simulator.cli.interactive import prompts as ask
+from simulator.domain.experiment import LLMChoice
 from simulator.domain.model_strings import check_model_string
 from simulator.domain.params import GenerationParams
 
@@ -71,20 +72,53 @@ def ask_params(model: str, current: dict | None = None) -> dict:
     return params
 
 
-def model_problem(value: str, taken: list[str]) -> str | None:
+def key_of(llm: dict) -> str:
+    """What sweeps, --llm and the ledger call an entry: its label, else its model string."""
+    return llm.get("label") or llm["model"]
+
+
+def model_problem(value: str) -> str | None:
     try:
-        model = check_model_string(value)
+        check_model_string(value)
     except ValueError as exc:
         return str(exc)
-    return f"{model} is already in the list" if model in taken else None
+    return None
 
 
-def ask_one(taken: list[str]) -> dict:
-    model = check_model_string(
-        ask.ask_required(f"LLM ({EXAMPLES})", check=lambda v: model_problem(v, taken))
-    )
+def label_problem(model: str, value: str, taken: list[str], required: bool) -> str | None:
+    """The same checks as a YAML file's `label:`, and no clash with another entry's name."""
+    if not value.strip():
+        if required:
+            return f"{model} is already in the list without a label: give this one a label"
+        return None
+    try:
+        LLMChoice(model=model, label=value)
+    except ValidationError as exc:
+        return f"label: {exc.errors()[0]['msg']}"
+    return f"{value.strip()} is already in the list" if value.strip() in taken else None
+
+
+def ask_label(model: str, existing: list[dict]) -> str | None:
+    """The same model listed again (other sampling parameters, as the reference allowed): a
+    label tells the entries apart in sweeps, --llm and the ledger. None when left blank."""
+    taken = [key_of(llm) for llm in existing]
+    required = model in taken
+    hint = "required" if required else "blank for none"
+    answer = ask.text(f"{model} is already listed. Label for this entry (e.g. hot; {hint})")
+    while (problem := label_problem(model, answer, taken, required)) is not None:
+        ask.warn(problem)
+        answer = ask.text(f"Label for this {model} entry ({hint})", default=answer)
+    return answer.strip() or None
+
+
+def ask_one(existing: list[dict]) -> dict:
+    model = check_model_string(ask.ask_required(f"LLM ({EXAMPLES})", check=model_problem))
     llm: dict = {"model": model}
-    params = ask_params(model)
+    if any(other["model"] == model for other in existing):
+        label = ask_label(model, existing)
+        if label:
+            llm["label"] = label
+    params = ask_params(key_of(llm))
     if params:
         llm["params"] = params
     return llm
@@ -94,14 +128,15 @@ def ask_llms(current: list[dict] | None = None) -> list[dict]:
     """At least one; loop on "Add another?"."""
     llms = list(current or [])
     while True:
-        llms.append(ask_one([llm["model"] for llm in llms]))
+        llms.append(ask_one(llms))
         if not ask.confirm("Add another LLM?", default=False):
             return llms
 
 
 def describe(llm: dict) -> str:
     params = ", ".join(f"{k}={v}" for k, v in llm.get("params", {}).items())
-    return f"{llm['model']} ({params})" if params else llm["model"]
+    name = f"{llm['model']} as {llm['label']}" if llm.get("label") else llm["model"]
+    return f"{name} ({params})" if params else name
 
 
 def edit_llms(current: list[dict]) -> list[dict]:
@@ -122,7 +157,7 @@ def edit_llms(current: list[dict]) -> list[dict]:
         if action == "done":
             return llms
         if action == "add":
-            llms.append(ask_one([llm["model"] for llm in llms]))
+            llms.append(ask_one(llms))
             continue
         index = ask.select("Which LLM?", [(describe(llm), i) for i, llm in enumerate(llms)])
         if action == "remove":
@@ -131,7 +166,7 @@ def edit_llms(current: list[dict]) -> list[dict]:
             else:
                 llms.pop(index)
         else:
-            params = ask_params(llms[index]["model"], llms[index].get("params"))
+            params = ask_params(key_of(llms[index]), llms[index].get("params"))
             llms[index] = {**llms[index], "params": params}
             if not params:
                 llms[index].pop("params")

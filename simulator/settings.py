@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote_plus, unquote
+from urllib.parse import quote_plus, unquote_plus
 
 import platformdirs
 from dotenv import find_dotenv, load_dotenv
@@ -59,7 +59,18 @@ def db_timeout_ms() -> int:
 
 
 def db_name() -> str:
-    return os.environ.get("SIM_DB_NAME") or DEFAULT_DB_NAME
+    """SIM_DB_NAME, else the reference tool's DB_NAME, else llm_simulator."""
+    return explicit_db_name() or DEFAULT_DB_NAME
+
+
+def explicit_db_name() -> str | None:
+    """The database name the environment (or `.env`) gives, or None when it gives none."""
+    return os.environ.get("SIM_DB_NAME") or os.environ.get("DB_NAME") or None
+
+
+def openai_base_url() -> str | None:
+    """OPENAI_BASE_URL, else the reference tool's OPENAI_API_BASE; None for the official API."""
+    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
 
 
 @dataclass(frozen=True)
@@ -131,7 +142,9 @@ def uri_username(uri: str) -> str | None:
     netloc = uri_netloc(uri)
     if "@" not in netloc:
         return None
-    return unquote(netloc.rsplit("@", 1)[0].split(":", 1)[0]) or None
+    # unquote_plus, as pymongo reads it: the name the server authenticates ("re+searcher" is
+    # "re searcher", the way build_cluster_uri escapes DB_USER)
+    return unquote_plus(netloc.rsplit("@", 1)[0].split(":", 1)[0]) or None
 
 
 def redact_uri(uri: str) -> str:

@@ -41,8 +41,10 @@ def isolated_settings(tmp_path_factory, monkeypatch):
         "DB_PASSWORD",
         "DB_CLUSTER_URL",
         "SIM_DB_NAME",
+        "DB_NAME",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
+        "OPENAI_API_BASE",
         "OLLAMA_HOST",
     ):
         monkeypatch.delenv(name, raising=False)

@@ -52,7 +52,9 @@ MEASURES: dict[str, str] = {
     "tokens_out": "completion tokens over all calls",
     "tokens_out_per_message": "mean completion tokens per message",
     "score_<scorer>_<field>": "a scorer's value (yes/no, true/false as 1/0); message-level "
-    "scores averaged over the conversation's messages",
+    "scores averaged over the conversation's messages; with several users' scores, their mean",
+    "score_<scorer>_<field>_by_<user>": "the same, one user's scores only; present when more "
+    "than one user (or scores naming no user: 'unknown') scored with that scorer in the scope",
 }
 
 # two-sided 95% t quantiles; beyond the table the nearest smaller df is used (conservative)
@@ -127,6 +129,7 @@ def conversation_measures(tables: dict[str, list[dict]]) -> list[dict]:
     messages = _group(sorted(tables.get("messages", []), key=lambda m: m.get("seq") or 0))
     calls = _group(tables.get("calls", []))
     scores = _group(tables.get("scores", []))
+    shared = _scorers_with_several_users(tables.get("scores", []))
     conversations = tables.get("conversations", [])
     roles = list(
         dict.fromkeys(
@@ -149,7 +152,7 @@ def conversation_measures(tables: dict[str, list[dict]]) -> list[dict]:
         row["tokens_out_per_message"] = (
             _mean([m.get("tokens_out") for m in messages.get(cid, [])]) if n else None
         )
-        row.update(_score_part(scores.get(cid, [])))
+        row.update(_score_part(scores.get(cid, []), shared))
         rows.append(row)
     return rows
 
@@ -182,15 +185,26 @@ def _message_part(messages: list[dict], roles: list[str]) -> dict:
     return part
 
 
-def _score_part(scores: list[dict]) -> dict:
-    """`score_<scorer>_<field>`: the conversation's own value, else the mean over messages."""
+def _scorers_with_several_users(scores: list[dict]) -> set[str]:
+    users: dict[str, set] = defaultdict(set)
+    for row in scores:
+        users[row.get("scorer")].add(row.get("scored_by"))
+    return {scorer for scorer, who in users.items() if len(who) > 1}
+
+
+def _score_part(scores: list[dict], shared: set[str] = frozenset()) -> dict:
+    """`score_<scorer>_<field>`: the conversation's own value, else the mean over messages
+    (pooled over users); `..._by_<user>` columns for scorers several users scored with."""
     own: dict[str, list[float]] = defaultdict(list)
     per_message: dict[str, list[float]] = defaultdict(list)
     for row in scores:
         number = row.get("value_num", to_number(row.get("value")))
         if number is not None:
             kept = own if row.get("target_kind") == "conversation" else per_message
-            kept[f"score_{row['scorer']}_{row['field']}"].append(number)
+            name = f"score_{row['scorer']}_{row['field']}"
+            kept[name].append(number)
+            if row.get("scorer") in shared:
+                kept[f"{name}_by_{row.get('scored_by') or 'unknown'}"].append(number)
     merged = {**per_message, **own}
     return {name: sum(v) / len(v) for name, v in sorted(merged.items())}
 

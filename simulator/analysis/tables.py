@@ -78,7 +78,9 @@ def load_tables(store: Any, scope: Scope) -> dict[str, list[dict]]:
             _call_row(c, row["cell_key"]) for c in store.calls.for_conversation(cid)
         )
     scores = store.scores.for_conversations(scope.conversation_ids)
-    scores.sort(key=lambda s: (s["conversation_id"], s["scorer"], s["target_id"]))
+    scores.sort(
+        key=lambda s: (s["conversation_id"], s["scorer"], s["target_id"], s.get("scored_by") or "")
+    )
     for score in scores:
         tables["scores"].extend(_score_rows(score, cell_keys.get(score["conversation_id"])))
     return tables
@@ -190,6 +192,7 @@ def _score_rows(doc: dict, cell_key: str | None) -> list[dict]:
     base = {
         "score_id": doc.get("_id"),
         "scorer": doc.get("scorer"),
+        "scored_by": doc.get("scored_by"),  # None: scored before scores named their user
         "target_kind": doc.get("target_kind"),
         "target_id": doc.get("target_id"),
         "conversation_id": doc.get("conversation_id"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,9 +11,16 @@ from typing import Any
 
 from rich.console import Console
 
-from simulator.identity import fallback_user, resolve_user
-from simulator.settings import DatabaseTarget, db_name, db_timeout_ms, resolve_database
-from simulator.store.database import open_target
+from simulator.identity import fallback_user, resolve_user, user_note
+from simulator.settings import (
+    MONGO_SCHEMES,
+    DatabaseTarget,
+    db_name,
+    db_timeout_ms,
+    explicit_db_name,
+    resolve_database,
+)
+from simulator.store.database import Connection, check_db_name, open_target
 from simulator.store.store import Store, open_store
 
 
@@ -25,6 +33,9 @@ class AppContext:
     log_folder: str | None = None
     ask_password: Callable[[], str] | None = None
     ask_user: Callable[[], str] | None = None
+    # (database names on the server, the name that would be used) -> the name picked; the menu
+    # sets it, as the reference tool offered the server's databases at login
+    pick_database: Callable[[list[str], str], str] | None = None
     console: Console = field(default_factory=lambda: Console(highlight=False))
     err: Console = field(
         default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True)
@@ -40,8 +51,6 @@ class AppContext:
         return self._target
 
     def _resolve_target(self) -> DatabaseTarget:
-        import os
-
         needs_password = (
             not self.db_flag
             and not os.environ.get("MONGODB_URI")
@@ -56,23 +65,46 @@ class AppContext:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = open_store(
-                open_target(
-                    self.target,
-                    self.db_name if self.db_name is not None else db_name(),
-                    db_timeout_ms(),
-                )
-            )
+            name = self.db_name if self.db_name is not None else db_name()
+            connection = open_target(self.target, name, db_timeout_ms())
+            try:
+                self._pick_database(connection)
+            except BaseException:  # cancelled at the picker: asked again next time
+                connection.close()
+                raise
+            self._store = open_store(connection)
         return self._store
+
+    def _pick_database(self, connection: Connection) -> None:
+        """Offer the server's databases (or the embedded store's, when it holds several) when no
+        name was given by --db-name, SIM_DB_NAME or DB_NAME; only the menu sets the hook."""
+        if self.pick_database is None or self.db_name is not None or explicit_db_name():
+            return
+        names = other_databases(connection)
+        if connection.kind != "mongodb" and len(names) < 2:
+            return
+        if not names:
+            return  # an empty server: the default name is created, as the reference did
+        picked = check_db_name(self.pick_database(names, connection.db.name))
+        connection.db = connection.client[picked]
+
+    @property
+    def on_server(self) -> bool:
+        return self.target.uri.strip().startswith(MONGO_SCHEMES)
 
     @property
     def user(self) -> str:
         if self._user is None:
-            name = resolve_user(self.user_flag, self.target.username)
+            name = resolve_user(self.user_flag, self.target.username, server=self.on_server)
             if name is None:
                 name = self.ask_user() if self.ask_user else fallback_user()
             self._user = name
         return self._user
+
+    @property
+    def user_note(self) -> str:
+        """Whether the acting user is a login or only a label (shown by `info`)."""
+        return user_note(self.on_server, self.target.username)
 
     def close(self) -> None:
         if self._store is not None:
@@ -82,3 +114,15 @@ class AppContext:
     def print_json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
+
+
+SYSTEM_DATABASES = ("admin", "local", "config")
+
+
+def other_databases(connection: Connection) -> list[str]:
+    """The databases a user could pick, without MongoDB's own (admin, local, config)."""
+    try:
+        names = connection.client.list_database_names()
+    except Exception:  # a user without the listDatabases privilege: no choice, not an error
+        return []
+    return sorted(n for n in names if n not in SYSTEM_DATABASES)

@@ -26,13 +26,14 @@ from simulator.llm.base import (
 )
 from simulator.llm.retry import parse_retry_after
 from simulator.llm.transport import classify, describe, preflight_timeout_s
+from simulator.settings import openai_base_url
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, not a real one
 
 
 def resolve_base_url(base_url: str | None) -> str:
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or OFFICIAL_BASE_URL
+    url = base_url or openai_base_url() or OFFICIAL_BASE_URL
     return url.rstrip("/")
 
 

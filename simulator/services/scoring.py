@@ -1,7 +1,9 @@
 """Score the finished conversations of an experiment, a sweep or one conversation.
 
 Why it is safe to re-run at any time (like sweeps): a score is one document per (scorer,
-target) and targets already scored are skipped before any model is called. Failed judgements
+target, user) and targets the same user already scored are skipped before any model is called;
+another user's scores never make this user's scoring skip (each researcher judges for
+themselves). Failed judgements
 (values with an `"error"` key) are reported and logged but not stored, so the next run tries
 them again. Only `done` conversations are scored. Database calls stay on the event-loop thread;
 scorers may use worker threads for their own computation.
@@ -58,27 +60,37 @@ async def score_target(
     scorer_spec: str,
     *,
     llm: str | None,
+    user: str | None = None,
     llms: LLMAccess | None = None,
     on_progress: ProgressFn | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> dict:
-    """Score what is not scored yet; returns counts {scored, skipped, failed} and more."""
+    """Score what `user` has not scored yet; returns counts {scored, skipped, failed} and more.
+
+    The commands always pass the acting user; None (library use) writes scores naming no user.
+    """
     docs = resolve_conversations(store, target_id)
     done_docs = [d for d in docs if d.get("status") == "done"]
     own_llms = llms is None
     access = llms or LLMAccess()
     try:
         scorer = create_scorer(scorer_spec, llm=llm, llms=access)
-        preflight = getattr(scorer, "preflight", None)
-        if preflight is not None and done_docs:
-            await preflight()
-        counts = await _score_all(store, scorer, done_docs, on_progress, concurrency)
+        try:
+            preflight = getattr(scorer, "preflight", None)
+            if preflight is not None and done_docs:
+                await preflight()
+            counts = await _score_all(store, scorer, done_docs, user, on_progress, concurrency)
+        finally:
+            closer = getattr(scorer, "aclose", None)  # a scorer's own HTTP client
+            if closer is not None:
+                await closer()
     finally:
         if own_llms:
             await access.aclose()
     return {
         "target": target_id,
         "scorer": scorer.name,
+        "scored_by": user,
         "target_kind": scorer.target_kind,
         "conversations": len(done_docs),
         "not_done": len(docs) - len(done_docs),
@@ -90,10 +102,11 @@ async def _score_all(
     store: Store,
     scorer: Scorer,
     docs: list[dict],
+    user: str | None,
     on_progress: ProgressFn | None,
     concurrency: int,
 ) -> dict:
-    already = store.scores.scored_ids(scorer.name, [d["_id"] for d in docs])
+    already = store.scores.scored_ids(scorer.name, [d["_id"] for d in docs], user)
     counts: dict[str, Any] = {"scored": 0, "skipped": 0, "failed": 0, "failures": []}
     finished = 0
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -101,7 +114,7 @@ async def _score_all(
     async def one(doc: dict) -> None:
         nonlocal finished
         async with gate:
-            await _score_conversation(store, scorer, doc, already, counts)
+            await _score_conversation(store, scorer, doc, user, already, counts)
         finished += 1
         if on_progress is not None:
             on_progress(finished, len(docs), counts)
@@ -111,7 +124,7 @@ async def _score_all(
 
 
 async def _score_conversation(
-    store: Store, scorer: Scorer, doc: dict, already: set[str], counts: dict
+    store: Store, scorer: Scorer, doc: dict, user: str | None, already: set[str], counts: dict
 ) -> None:
     conversation_id = doc["_id"]
     if scorer.target_kind == "conversation" and conversation_id in already:
@@ -140,6 +153,7 @@ async def _score_conversation(
             target,
             values,
             conversation_id=conversation_id,
+            scored_by=user,
             sweep_id=doc.get("sweep_id"),
             details=details,
         )

@@ -1,4 +1,5 @@
-"""A tiny stdlib HTTP server that speaks the Ollama and OpenAI chat protocols.
+"""A tiny stdlib HTTP server that speaks the Ollama and OpenAI chat protocols (and OpenAI's
+`/v1/moderations`, with deterministic keyword-based scores: see `stub_protocol.moderate`).
 
 Why: the real client libraries (``ollama``, ``openai``) should be exercised over loopback in tests
 and benchmarks without a model, and a user should be able to try the tool with no model at all.

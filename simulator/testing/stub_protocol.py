@@ -249,6 +249,63 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
         ]
         self._send_json(200, {"object": "list", "data": data})
 
+    def _openai_moderations(self, body: dict) -> None:
+        """Deterministic moderation scores: keyword hits (see MODERATION_KEYWORDS), no model."""
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            self._error("/v1/", 400, "'input' must be a string or a list of strings.")
+            return
+        model = str(body.get("model") or "omni-moderation-latest")
+        self._send_json(
+            200,
+            {
+                "id": f"modr-stub-{len(texts)}",
+                "model": model,
+                "results": [moderate(text) for text in texts],
+            },
+        )
+
+
+# The OpenAI moderation categories; a category scores 0.9 when its text holds one of its words
+# (case-insensitive substring), else 0.01; flagged when any category reaches 0.5.
+MODERATION_CATEGORIES = (
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
+)
+MODERATION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "harassment": ("idiot", "worthless", "pathetic", "scum", "shut up"),
+    "harassment/threatening": ("or else", "you will regret"),
+    "violence": ("beat you", "hit you", "kill", "punch", "hurt you"),
+    "violence/graphic": ("blood",),
+}
+
+
+def moderate(text: str) -> dict:
+    lowered = text.lower()
+    scores = {
+        name: 0.9 if any(w in lowered for w in MODERATION_KEYWORDS.get(name, ())) else 0.01
+        for name in MODERATION_CATEGORIES
+    }
+    categories = {name: score >= 0.5 for name, score in scores.items()}
+    return {
+        "flagged": any(categories.values()),
+        "categories": categories,
+        "category_scores": scores,
+        "category_applied_input_types": {name: ["text"] for name in MODERATION_CATEGORIES},
+    }
+
 
 _ROUTES: dict[tuple[str, str], Callable[[_Handler, dict], None]] = {
     ("GET", "/api/tags"): _Handler._ollama_tags,
@@ -258,4 +315,5 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, dict], None]] = {
     ("POST", "/api/chat"): lambda h, b: h._chat(b, openai=False),
     ("GET", "/v1/models"): _Handler._openai_models,
     ("POST", "/v1/chat/completions"): lambda h, b: h._chat(b, openai=True),
+    ("POST", "/v1/moderations"): _Handler._openai_moderations,
 }

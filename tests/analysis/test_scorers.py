@@ -31,7 +31,10 @@ from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 
 REPO = Path(__file__).resolve().parents[2]
-VALID = '{"attempted": "yes", "succeeded": "no", "turn": 2}'
+VALID = (
+    '{"attempted": "yes", "succeeded": "no", "turn": 2, '
+    '"conversational_failure": "no", "failure_kind": "none"}'
+)
 
 
 def make_sweep(store, prison_path, repetitions: int = 1) -> str:
@@ -91,7 +94,14 @@ def test_judge_scores_each_conversation_once_and_rerun_adds_nothing(store, priso
     assert (first["scored"], first["skipped"], first["failed"]) == (2, 0, 0)
     docs = store.scores.for_conversations([c["_id"] for c in store.sweeps.conversations(sweep_id)])
     assert {d["scorer"] for d in docs} == {"judge:prison_goal"}
-    assert all(d["values"] == {"attempted": "yes", "succeeded": "no", "turn": 2} for d in docs)
+    expected = {
+        "attempted": "yes",
+        "succeeded": "no",
+        "turn": 2,
+        "conversational_failure": "no",
+        "failure_kind": "none",
+    }
+    assert all(d["values"] == expected for d in docs)
     assert all(d["sweep_id"] == sweep_id and d["target_kind"] == "conversation" for d in docs)
     assert docs[0]["details"]["model"] == "openai:stub" and docs[0]["details"]["attempts"] == 1
 
@@ -114,7 +124,7 @@ def test_judge_reasks_after_malformed_json_and_invalid_values(embedded, prison_p
         "Sure! attempted = maybe {not json",  # malformed: re-asked
         VALID,
         '{"attempted": "perhaps", "succeeded": "no"}',  # invalid value, missing field
-        "attempted: yes\nsucceeded: No\nturn: null",  # key: value lines are accepted
+        "attempted: yes\nsucceeded: No\nturn: null\nconversational_failure: no\nfailure_kind: none",
     )
     result = score(embedded, sweep_id, "judge:prison_goal", llm="openai:stub", concurrency=1)
     assert (result["scored"], result["failed"]) == (2, 0)

@@ -7,6 +7,7 @@ Kinds:
 * `classifier:MODEL_PATH_OR_ID` — a Hugging Face text-classification pipeline on each message
   (needs the `hf` extra).
 * `python:module.sub:function` or `python:/path/file.py:function` — a user's function.
+* `moderation:MODEL` — the OpenAI moderation API (e.g. omni-moderation-latest) on each message.
 
 Why lazy: the classifier imports torch and transformers, which a judge user should not need.
 Scores are written by `simulator.services.scoring`, never by the scorers themselves.
@@ -27,9 +28,13 @@ KINDS: MappingProxyType[str, str] = MappingProxyType(
         "judge": "simulator.analysis.scorers.judge:create",
         "classifier": "simulator.analysis.scorers.classifier:create",
         "python": "simulator.analysis.scorers.python_function:create",
+        "moderation": "simulator.analysis.scorers.moderation:create",
     }
 )
-EXAMPLES = "judge:prison_goal, classifier:/path/to/model, python:my_module:my_function"
+EXAMPLES = (
+    "judge:prison_goal, classifier:/path/to/model, python:my_module:my_function, "
+    "moderation:omni-moderation-latest"
+)
 
 __all__ = ["KINDS", "ScoreResult", "Scorer", "TargetKind", "create_scorer"]
 

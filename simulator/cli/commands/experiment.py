@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 import click
@@ -21,15 +22,11 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 @click.group()
 def experiment() -> None:
-    """Create, list, show, duplicate, export, update and delete experiments."""
+    """Import (or create), list, show, duplicate, export, update and delete experiments."""
 
 
-@experiment.command("create")
-@click.argument("file", type=PATH)
-@json_option
-@click.pass_obj
-def create_cmd(app: AppContext, file: str, as_json: bool) -> None:
-    """Import an experiment from a YAML FILE (validated whole before anything is written)."""
+def _import_file(app: AppContext, file: str, as_json: bool) -> None:
+    """`import` and `create` are one operation under two names (the reference called it import)."""
     checked = service.load_file(file)  # before the store is opened: a bad file touches nothing
     view = service.create(app.store, checked, app.user)
     if as_json:
@@ -40,6 +37,30 @@ def create_cmd(app: AppContext, file: str, as_json: bool) -> None:
         )
 
 
+@experiment.command("import")
+@click.argument("file", type=PATH)
+@json_option
+@click.pass_obj
+def import_cmd(app: AppContext, file: str, as_json: bool) -> None:
+    """Read an experiment from a YAML FILE (validated whole before anything is written).
+
+    The same as 'llm-sim experiment create FILE'.
+    """
+    _import_file(app, file, as_json)
+
+
+@experiment.command("create")
+@click.argument("file", type=PATH)
+@json_option
+@click.pass_obj
+def create_cmd(app: AppContext, file: str, as_json: bool) -> None:
+    """Create an experiment from a YAML FILE (validated whole before anything is written).
+
+    The same as 'llm-sim experiment import FILE'.
+    """
+    _import_file(app, file, as_json)
+
+
 @experiment.command("list")
 @click.option("--mine", is_flag=True, help="Only experiments you own.")
 @click.option("--favourites", is_flag=True, help="Only your favourites.")
@@ -48,6 +69,7 @@ def create_cmd(app: AppContext, file: str, as_json: bool) -> None:
 def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> None:
     """List experiments: your favourites first, then newest first."""
     views = service.list_views(app.store, app.user, mine=mine, favourites=favourites)
+    note = service.foreign_note(app.store)
     if as_json:
         app.print_json([v.summary() for v in views])
     elif not views:
@@ -57,6 +79,8 @@ def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> No
         )
     else:
         app.console.print(experiments_table(views, app.user))
+    if note:  # with --json on stderr, so standard output stays one JSON document
+        (app.err if as_json else app.console).print(note, markup=False)
 
 
 @experiment.command("show")
@@ -179,13 +203,19 @@ def update_cmd(
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_obj
 def delete_cmd(app: AppContext, experiment_id: str, yes: bool) -> None:
-    """Delete an experiment you own."""
+    """Delete an experiment you own with its conversations, messages, calls, summaries, scores
+    and sweeps (after saying how many)."""
     view = service.get(app.store, experiment_id, app.user)
-    app.store.experiments.require_owner(experiment_id, app.user, "delete")
-    if not yes and not click.confirm(
-        f"Delete {experiment_id} ({view.experiment.name})?", default=False
-    ):
-        app.console.print("Nothing deleted.")
-        return
-    service.delete(app.store, experiment_id, app.user)
-    app.console.print(f"Deleted {experiment_id}.")
+    counts = service.deletion_counts(app.store, experiment_id, app.user)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UserError(
+                f"deleting needs confirmation ({service.delete_question(view, counts)})",
+                field="--yes",
+                fix="pass --yes when not at a terminal",
+            )
+        if not click.confirm(service.delete_question(view, counts), default=False):
+            app.console.print("Nothing deleted.")
+            return
+    done = service.delete(app.store, experiment_id, app.user)
+    app.console.print(service.deleted_message(experiment_id, done), markup=False)

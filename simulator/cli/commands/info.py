@@ -21,6 +21,7 @@ def info_data(app: AppContext) -> dict:
         "default_store_path": str(default_store_path()),
         "data_dir": str(data_dir()),
         "user": app.user,
+        "user_identity": app.user_note,
         "user_config_file": str(config_file()),
         "log_dir": str(log_dir().resolve()),
         "experiments": store.db.experiments.count_documents({}),

@@ -18,7 +18,8 @@ from simulator.services import scoring
     "scorer_spec",
     required=True,
     metavar="SPEC",
-    help="judge:RUBRIC (name or YAML path), classifier:MODEL, python:module:function.",
+    help="judge:RUBRIC (name or YAML path), classifier:MODEL, python:module:function, "
+    "moderation:MODEL (the OpenAI moderation API, e.g. moderation:omni-moderation-latest).",
 )
 @click.option(
     "--llm", metavar="MODEL", help="Model that judges (judge: scorers), e.g. ollama:llama3."
@@ -42,8 +43,9 @@ def score(
 ) -> None:
     """Score the finished conversations of TARGET (exp_…, sweep_… or conv_…).
 
-    Already scored items are skipped, so running it again continues where it stopped; failed
-    judgements are not stored and are tried again next time.
+    Items you already scored are skipped, so running it again continues where it stopped;
+    another user's scores are theirs and skip nothing. Failed judgements are not stored and are
+    tried again next time.
     """
     store = app.store
 
@@ -62,6 +64,7 @@ def score(
                 target,
                 scorer_spec,
                 llm=llm,
+                user=app.user,
                 llms=llms,
                 on_progress=progress,
                 concurrency=concurrency,
@@ -78,6 +81,10 @@ def score(
         f"{result['skipped']} already scored, {result['failed']} failed "
         f"({result['conversations']} finished conversation(s)"
         + (f", {result['not_done']} not finished and left out)" if result["not_done"] else ")")
+    )
+    app.console.print(
+        f"Scored as {result['scored_by']}: only your own scores count as already scored.",
+        markup=False,
     )
     for failure in result["failures"][:10]:
         app.console.print(f"  failed {failure['target_id']}: {failure['error']}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.errors import NotFound, UserError
-from simulator.store.foreign import foreign_refusal, is_foreign_id
+from simulator.store.foreign import foreign_refusal
 from simulator.store.repositories.experiments import to_model
 
 KINDS = ("experiment", "sweep", "conversation")
@@ -36,7 +36,7 @@ def resolve_scope(store: Any, target_id: str) -> Scope:
     if target.startswith("exp_"):
         return _experiment_scope(store, target)
     for kind in ("experiment", "conversation"):  # the reference tool's ids: say whose they are
-        if target and is_foreign_id(store.db[kind + "s"], target):
+        if target and store.is_foreign(kind, target):
             message, fix = foreign_refusal(kind, target, store.import_command)
             raise NotFound(message, field="ID", fix=fix)
     raise UserError(

@@ -20,7 +20,7 @@ from simulator.settings import (
     explicit_db_name,
     resolve_database,
 )
-from simulator.store.database import Connection, check_db_name, open_target
+from simulator.store.database import Connection, list_databases, open_target, use_database
 from simulator.store.store import Store, open_store
 
 
@@ -80,13 +80,12 @@ class AppContext:
         name was given by --db-name, SIM_DB_NAME or DB_NAME; only the menu sets the hook."""
         if self.pick_database is None or self.db_name is not None or explicit_db_name():
             return
-        names = other_databases(connection)
+        names = list_databases(connection) or []  # unlisted: no choice, not an error
         if connection.kind != "mongodb" and len(names) < 2:
             return
         if not names:
             return  # an empty server: the default name is created, as the reference did
-        picked = check_db_name(self.pick_database(names, connection.db.name))
-        connection.db = connection.client[picked]
+        use_database(connection, self.pick_database(names, connection.db.name))
 
     @property
     def on_server(self) -> bool:
@@ -114,15 +113,3 @@ class AppContext:
     def print_json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
-
-
-SYSTEM_DATABASES = ("admin", "local", "config")
-
-
-def other_databases(connection: Connection) -> list[str]:
-    """The databases a user could pick, without MongoDB's own (admin, local, config)."""
-    try:
-        names = connection.client.list_database_names()
-    except Exception:  # a user without the listDatabases privilege: no choice, not an error
-        return []
-    return sorted(n for n in names if n not in SYSTEM_DATABASES)

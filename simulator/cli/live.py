@@ -63,9 +63,9 @@ class LiveView:
         for _, role, _ in event.agents:
             role_colour(role, self.roles)
         if self.mode == "plain":
-            self._plain(f"{event.conversation_id}: messages per day: {split}; agents: {agents}")
+            self._plain(f"{event.conversation_id}: agent turns per day: {split}; agents: {agents}")
         else:
-            self.console.print(f"[bold]{event.conversation_id}[/bold] messages per day: {split}")
+            self.console.print(f"[bold]{event.conversation_id}[/bold] agent turns per day: {split}")
             self.console.print(f"agents: {escape(agents)}")
 
     def _on_DayStarted(self, event: ev.DayStarted) -> None:

@@ -41,6 +41,7 @@ COLUMNS = (
 def _row(doc: dict) -> dict[str, str]:
     spec = doc["spec"]
     counters = doc.get("counters") or {}
+    turns = sum(doc.get("day_split") or []) or spec["total_messages"]  # reference: 20 is 19 turns
     return {
         "star": "★" if doc.get("favourite") else "",
         "id": doc["_id"],
@@ -48,7 +49,7 @@ def _row(doc: dict) -> dict[str, str]:
         "owner": doc["owner"],
         "status": doc["status"],
         "agents": ", ".join(f"{n} {r}" for r, n in spec["agents"].items()),
-        "messages": f"{counters.get('messages', 0)}/{spec['total_messages']}",
+        "messages": f"{counters.get('messages', 0)}/{turns}",
         "days": str(spec["days"]),
         "speaker": spec["speaker_method"],
         "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",

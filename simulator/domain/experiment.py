@@ -11,6 +11,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -130,6 +131,16 @@ class LLMChoice(BaseModel):
     # (the reference tool allowed it); sweeps, --llm and the ledger use it. None: the model.
     label: Name | None = Field(default=None, min_length=1, max_length=120)
 
+    @field_validator("label")
+    @classmethod
+    def _label_is_not_a_model_string(cls, value: str | None) -> str | None:
+        if value is not None and ":" in value:
+            raise ValueError(
+                f"label {value!r} contains ':', which would read as a model string; "
+                "use letters, digits, spaces, '-', '_' or '.' (e.g. 'llama3 t=0.7')"
+            )
+        return value
+
     @property
     def key(self) -> str:
         """What sweeps, --llm and the ledger call this entry: its label, else its model string."""
@@ -183,7 +194,7 @@ class Experiment(BaseModel):
     summarizer_sections: list[Section] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Experiment:
+    def _consistent(self, info: ValidationInfo) -> Experiment:
         _reject_duplicates([r.name.lower() for r in self.roles], "role names")
         for role in self.roles:
             if role.sections[0].variants and None in role.sections[0].variants.values():
@@ -206,8 +217,15 @@ class Experiment(BaseModel):
                 )
         from simulator.prompting.placeholders import validate_placeholders
 
-        validate_placeholders(self)
+        stored = bool(info.context and info.context.get("stored"))
+        validate_placeholders(self, base_forms_allowed=stored)
         return self
+
+    @classmethod
+    def from_stored(cls, data: dict) -> Experiment:
+        """An experiment read back from the store or a sweep snapshot: validated like new input,
+        except that checks added later (base-form verbs) never lock a saved experiment out."""
+        return cls.model_validate(data, context={"stored": True})
 
     def role(self, name: str) -> Role:
         for role in self.roles:

@@ -79,7 +79,7 @@ def convert_llm(doc: dict, label: str | None = None) -> LLMChoice:
 
 def convert_llms(docs: list[dict], notes: set[str]) -> list[tuple[tuple, LLMChoice]]:
     """Every entry with its reference signature; a model listed more than once gets a label
-    naming the sampling parameters that tell the entries apart ("llama3:latest t=0.7")."""
+    naming the sampling parameters that tell the entries apart ("llama3 t=0.7")."""
     if not isinstance(docs, list) or not docs:
         raise Unconvertible("the experiment lists no LLM")
     seen: dict[tuple, LLMChoice] = {}
@@ -99,7 +99,9 @@ def convert_llms(docs: list[dict], notes: set[str]) -> list[tuple[tuple, LLMChoi
 
 
 def _label(doc: dict, same_model: list[dict]) -> str:
-    parts = [str(doc["model"]).strip()]
+    """'llama3:latest' at temperature 0.7 -> 'llama3 t=0.7' (labels may not contain ':')."""
+    model = str(doc["model"]).strip().removesuffix(":latest").replace(":", " ")
+    parts = [model]
     for key, short in (("temperature", "t"), ("top_k", "top_k"), ("top_p", "top_p")):
         if short == "t" or len({repr(d.get(key)) for d in same_model}) > 1:
             parts.append(f"{short}={doc.get(key)}")

@@ -15,16 +15,11 @@ from simulator.prompting.transcript import Line, manager_feedback, manager_messa
 CallRecorderFactory = Callable[
     [str, int, int, list[dict], GenerationParams], Callable[[Attempt], None]
 ]
-# Used when prompts/system/manager.yaml has no `feedback_repeat` entry.
-REPEAT_FEEDBACK = (
-    '{previous} has just spoken and may not speak twice in a row; your answer was "{answer}". '
-    "Answer with exactly one of: {names}."
-)
 
 
 def repeat_feedback(answer: str, previous: str, names: list[str]) -> str:
     """The manager named the agent who just spoke, which the reference never allowed."""
-    template = load_template("manager").get("feedback_repeat", REPEAT_FEEDBACK)
+    template = load_template("manager")["feedback_repeat"]
     return fill(template, answer=answer.strip()[:200], previous=previous, names=", ".join(names))
 
 

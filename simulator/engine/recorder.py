@@ -232,9 +232,7 @@ class StoreRecorder:
     def sync_summaries(self, texts: list[str]) -> None:
         """After a resume the conversation's summary list may lag the summaries collection."""
         listed = [{"day": i + 1, "text": t} for i, t in enumerate(texts)]
-        self.store.db.conversations.update_one(
-            {"_id": self.conversation_id}, {"$set": {"summaries": listed}}
-        )
+        self.store.conversations.set_summaries(self.conversation_id, listed)
 
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1

@@ -73,7 +73,7 @@ class SweepRunner:
 
     def __post_init__(self) -> None:
         sweep = self.store.sweeps.get(self.sweep_id)
-        self.experiment = Experiment.model_validate(sweep["experiment"])
+        self.experiment = Experiment.from_stored(sweep["experiment"])
         self._active: dict[str, asyncio.Task] = {}
         self._candidates: list[str] = []
         self._counts: dict[str, int] | None = None

@@ -69,10 +69,11 @@ def known_placeholders(experiment: Experiment) -> list[str]:
     return names + [f"{name}{CAP}" for name in names]
 
 
-def validate_placeholders(experiment: Experiment) -> None:
+def validate_placeholders(experiment: Experiment, base_forms_allowed: bool = False) -> None:
     """Raise ValueError for the first unknown placeholder, naming its field and nearest match,
     or for a verb given in its base form (the reference tool's `<GUARD_VERB_MAKE>`), naming the
-    third-person singular to write instead."""
+    third-person singular to write instead. `base_forms_allowed` is for experiments read back
+    from the store: one saved before the check existed must still open (and run as it ran)."""
     known = set(known_placeholders(experiment))
     verb_prefixes = tuple(f"{role.tag}{VERB_MARK}" for role in experiment.roles)
     for field, text in experiment.texts():
@@ -84,7 +85,7 @@ def validate_placeholders(experiment: Experiment) -> None:
             if verb is None:
                 raise ValueError(_unknown_message(name, field, known, verb_prefixes))
             prefix, words, cap = verb
-            if is_base_form(words):
+            if is_base_form(words) and not base_forms_allowed:
                 raise ValueError(_base_form_message(experiment, name, field, prefix, words, cap))
 
 

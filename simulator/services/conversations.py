@@ -210,7 +210,7 @@ async def run(
     doc = store.conversations.get(conversation_id)
     if experiment is None:
         snapshot = doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
-        experiment = Experiment.model_validate(snapshot)
+        experiment = Experiment.from_stored(snapshot)
     spec = ConversationSpec.model_validate(doc["spec"])
     recorder = StoreRecorder(store, conversation_id, on_call=on_call, lease_owner=lease_owner)
     conversation = ConversationRun(

@@ -18,13 +18,14 @@ from simulator.domain import reference_conversion as rc
 from simulator.errors import NotFound, UserError
 from simulator.identity import check_user_name
 from simulator.settings import redact_uri
+from simulator.store import database
 from simulator.store.database import Connection, classify_uri, open_database
-from simulator.store.repositories import experiments as experiments_repo
+from simulator.store.reference_source import ReferenceSource
+from simulator.store.repositories.experiments import imported_document
 from simulator.store.store import Store
 
 DEFAULT_SOURCE_DB = "final_experiments"  # the paper's setup
 ROWS = ("experiments", "conversations", "messages")
-NOT_OURS = {"schema_version": {"$exists": False}}  # what this tool did not write
 
 
 @dataclass
@@ -124,7 +125,7 @@ def open_source(uri: str, db_name: str, timeout_ms: int = 5000) -> Connection:
         raise _no_database(uri, db_name, names)
     connection = open_database(text, db_name, source="--from", timeout_ms=timeout_ms)
     if kind != "embedded":
-        names = database_names(connection)
+        names = database.list_databases(connection)
         if names is not None and db_name not in names:
             connection.close()
             raise _no_database(uri, db_name, names)
@@ -155,18 +156,9 @@ def list_databases(uri: str, timeout_ms: int = 5000) -> list[str] | None:
     except UserError:
         return None
     try:
-        return database_names(connection)
+        return database.list_databases(connection)
     finally:
         connection.close()
-
-
-def database_names(connection: Connection) -> list[str] | None:
-    """The databases of the connection's server, or None when the server does not say."""
-    try:
-        names = list(connection.client.list_database_names())
-    except Exception:  # a user without listDatabases rights, an odd server
-        return None
-    return [n for n in names if n not in ("admin", "local", "config")]
 
 
 def _file_path(uri: str) -> str:
@@ -178,11 +170,10 @@ def _file_path(uri: str) -> str:
 
 def plan(store: Store, source: Connection, db_name: str) -> ImportPlan:
     """Read and convert the whole source; check what the target already holds. Writes nothing."""
-    db = source.db
-    result = ImportPlan(source.location, db_name)
-    collections = set(db.list_collection_names())  # never touch a collection that is not there
-    experiments = _find(db, "experiments", collections)
-    conversations = {_key(d["_id"]): d for d in _find(db, "conversations", collections)}
+    reference = ReferenceSource(source)
+    result = ImportPlan(reference.location, db_name)
+    experiments = reference.experiments()
+    conversations = {_key(d["_id"]): d for d in reference.conversations()}
     claimed: set[str] = set()
     referenced = 0
     for doc in experiments:
@@ -217,13 +208,12 @@ def plan(store: Store, source: Connection, db_name: str) -> ImportPlan:
             tally.imported += 1
         for child in children:
             referenced += _count(child)
-            _plan_conversation(store, db, child, converted, db_name, result, collections)
+            _plan_conversation(store, reference, child, converted, db_name, result)
     for key, doc in conversations.items():
         if key not in claimed:
             _skip(result, "conversation", key, "no experiment lists it", _count(doc))
             referenced += _count(doc)
-    if "messages" in collections:
-        result.stray_messages = max(0, db.messages.count_documents(NOT_OURS) - referenced)
+    result.stray_messages = max(0, reference.message_count() - referenced)
     return result
 
 
@@ -235,10 +225,6 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, rc.Unconvertible):
         return str(exc)
     return f"its shape is not the reference tool's ({type(exc).__name__}: {exc})"
-
-
-def _find(db: Any, name: str, collections: set[str]) -> list[dict]:
-    return list(db[name].find(NOT_OURS)) if name in collections else []
 
 
 def _key(value: Any) -> str:
@@ -282,27 +268,21 @@ def _skip(result: ImportPlan, kind: str, source_id: str, reason: str, messages: 
 
 def _plan_conversation(
     store: Store,
-    db: Any,
+    reference: ReferenceSource,
     doc: dict,
     parent: rc.ExperimentImport,
     db_name: str,
     result: ImportPlan,
-    collections: set[str],
 ) -> None:
     key, count = _key(doc["_id"]), _count(doc)
-    wanted = _list(doc.get("messages_ids"))
-    messages = []
-    if wanted and "messages" in collections:
-        messages = list(db.messages.find({"_id": {"$in": wanted}}))
+    messages = reference.messages(_list(doc.get("messages_ids")))
     try:
         converted = rc.convert_conversation(doc, messages, parent, db_name)
         _owner_ok(converted.owner)
     except UNREADABLE as exc:
         _skip(result, "conversation", key, _reason(exc), count)
         return
-    converted.document["experiment_version"] = experiments_repo.experiment_version(
-        converted.snapshot
-    )
+    converted.document["experiment_version"] = store.experiments.version_of(converted.snapshot)
     result.conversations.append(converted)
     conversations, message_tally = result.tallies["conversations"], result.tallies["messages"]
     conversations.found += 1
@@ -370,32 +350,12 @@ def _now_present(result: ImportPlan, our_id: str, row: str, messages: int) -> No
     result.tallies["messages"].present += messages
 
 
-def experiment_document(item: rc.ExperimentImport, db_name: str) -> dict:
-    """The document ExperimentsRepository.create writes, with the id, owner and dates of the
-    source, and where it came from."""
-    spec_fields = set(experiments_repo.SPEC_FIELDS)
-    return {
-        "_id": item.id,
-        "schema_version": experiments_repo.SCHEMA_VERSION,
-        "name": item.experiment.name,
-        "note": item.experiment.note,
-        "owner": item.owner,
-        "created_at": item.created_at,
-        "updated_at": item.created_at,
-        "duplicated_from": None,
-        "version": experiments_repo.experiment_version(item.experiment),
-        "spec": item.experiment.model_dump(mode="json", include=spec_fields),
-        "source": rc.source_block(item.source_id, db_name),
-    }
-
-
 def _insert_experiment(store: Store, item: rc.ExperimentImport, db_name: str) -> bool:
-    # ExperimentsRepository.create allocates a random id; an import needs the derived one.
-    try:
-        store.db.experiments.insert_one(experiment_document(item, db_name))
-    except DuplicateKeyError:
-        return False  # written meanwhile by another import
-    return True
+    """The source's id, owner and date, and where it came from; False when another import
+    wrote it meanwhile."""
+    source = rc.source_block(item.source_id, db_name)
+    doc = imported_document(item.experiment, item.id, item.owner, item.created_at, source)
+    return store.experiments.insert_imported(doc)
 
 
 def _write_conversation(store: Store, item: rc.ConversationImport) -> bool:

@@ -125,6 +125,19 @@ def open_target(target: DatabaseTarget, db_name: str, timeout_ms: int = 5000) ->
     return open_database(target.uri, db_name, source=target.source, timeout_ms=timeout_ms)
 
 
+SYSTEM_DATABASES = ("admin", "local", "config")
+
+
+def list_databases(connection: Connection) -> list[str] | None:
+    """The databases of the connection's server a user could pick, sorted, without MongoDB's
+    own (admin, local, config); None when the server does not say."""
+    try:
+        names = connection.client.list_database_names()
+    except Exception:  # a user without the listDatabases privilege, an odd server
+        return None
+    return sorted(n for n in names if n not in SYSTEM_DATABASES)
+
+
 def _open_mongodb(uri: str, db_name: str, source: str, timeout_ms: int) -> Connection:
     import pymongo
     from pymongo import errors
@@ -247,3 +260,8 @@ def _open_embedded(uri: str, db_name: str, variable: str = "--db/SIM_DB") -> Con
     return Connection(
         client[db_name], client, "embedded", str(path), lock_path=path / ".claims.lock"
     )
+
+
+def use_database(connection: Connection, name: str) -> None:
+    """Point an open connection at another database of the same server (the menu's picker)."""
+    connection.db = connection.client[check_db_name(name)]

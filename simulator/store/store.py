@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.store.database import Connection, open_database
-from simulator.store.foreign import REFERENCE_COLLECTIONS, foreign_counts, import_command
+from simulator.store.foreign import (
+    REFERENCE_COLLECTIONS,
+    foreign_counts,
+    import_command,
+    is_foreign_id,
+)
 from simulator.store.migrations import migrate
 from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
@@ -44,6 +49,11 @@ class Store:
     ) -> dict[str, int]:
         """Documents of the reference tool's collections that this tool did not write."""
         return foreign_counts(self.db, collections)
+
+    def is_foreign(self, kind: str, typed_id: str) -> bool:
+        """Whether `typed_id` names a document of `kind` ("experiment", "conversation") that
+        another tool wrote, so a lookup can say whose it is instead of "not found"."""
+        return is_foreign_id(self.db[kind + "s"], typed_id)
 
 
 def open_store(connection: Connection) -> Store:

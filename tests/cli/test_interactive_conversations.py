@@ -103,7 +103,7 @@ def test_perform_round_robin_then_manual(spawn, sim, tmp_path):
     app.expect("0 is too few")
     app.answer("Total messages", CLEAR_LINE + "4" + ENTER)
     app.answer("Days (1–2)", CLEAR_LINE + "2" + ENTER)
-    app.expect("messages per day: 2, 2")
+    app.expect("agent turns per day: 2, 2")
     app.answer("Agents of role Guard (1–99)", ENTER)
     app.answer("Agents of role Prisoner (1–99)", ENTER)
     app.answer("Seed, blank for none", ENTER)

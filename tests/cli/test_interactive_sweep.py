@@ -38,9 +38,10 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
     app.menu(title, "sweep")
     app.answer("Conversations per setting (1–10000)", CLEAR_LINE + "2" + ENTER)
     app.answer("LLMs (one per conversation", DOWN + SPACE + ENTER)  # mock:a is ticked; add mock:b
-    app.answer("Total messages (even)", CLEAR_LINE + "3" + ENTER)
-    app.expect("3 is odd: the total must be even")
-    app.answer("Total messages (even)", CLEAR_LINE + "4" + ENTER)
+    app.answer("Total messages", CLEAR_LINE + "1" + ENTER)
+    app.expect("1 is too few")
+    app.answer("Total messages", CLEAR_LINE + "4" + ENTER)
+    app.answer("How are messages counted?", ENTER)  # agent turns, the default
     app.answer("Days (1–2)", CLEAR_LINE + "2" + ENTER)
     app.answer("Try every value from 1 to 2?", "y")
     app.answer("Maximum agents of role Guard (1–99)", ENTER)
@@ -93,7 +94,8 @@ def test_ctrl_c_during_the_sweep_stops_after_the_turns(spawn, sim, pty_env, tmp_
         app.menu(title, "sweep")
         app.answer("Conversations per setting (1–10000)", CLEAR_LINE + "4" + ENTER)
         app.expect("LLM: openai:stub")  # one LLM: nothing to choose
-        app.answer("Total messages (even)", CLEAR_LINE + "6" + ENTER)
+        app.answer("Total messages", CLEAR_LINE + "6" + ENTER)
+        app.answer("How are messages counted?", ENTER)
         app.answer("Days (1–3)", ENTER)
         app.answer("Maximum agents of role Guard (1–99)", ENTER)
         app.answer("Maximum agents of role Prisoner (1–99)", ENTER)

@@ -91,8 +91,8 @@ def test_imported_experiment_keeps_source_owner_and_dates_and_converts_its_texts
     assert [
         (c.model, c.label, c.params.temperature, c.params.num_ctx) for c in experiment.llms
     ] == [
-        ("ollama:llama3:latest", "llama3:latest t=0.7", 0.7, 10_000),
-        ("ollama:llama3:latest", "llama3:latest t=1.0", 1.0, 10_000),
+        ("ollama:llama3:latest", "llama3 t=0.7", 0.7, 10_000),
+        ("ollama:llama3:latest", "llama3 t=1.0", 1.0, 10_000),
     ]
     guard = experiment.role("guard")
     # the reference's render order: starting prompt, private by index, then shared by index
@@ -121,7 +121,7 @@ def test_imported_conversation_holds_turns_openings_and_the_day_summary(store, s
     one = store.conversations.get(f"conv_ref_{ids['one_day']}")
     assert one["key"] == f"ref-{ids['one_day']}" and one["status"] == "done"
     assert one["spec"]["total_messages"] == 20 and one["spec"]["message_counting"] == "reference"
-    assert one["spec"]["role_llms"]["guard"]["label"] == "llama3:latest t=0.7"
+    assert one["spec"]["role_llms"]["guard"]["label"] == "llama3 t=0.7"
     messages = store.messages.for_conversation(one["_id"])
     assert len(messages) == 19 == one["counters"]["messages"]  # the opening is not a turn
     source_turns = sorted(
@@ -147,7 +147,7 @@ def test_imported_conversation_holds_turns_openings_and_the_day_summary(store, s
 
     two = store.conversations.get(f"conv_ref_{ids['two_days']}")
     assert two["day_split"] == [9, 9] and two["spec"]["days"] == 2
-    assert two["spec"]["role_llms"]["guard"]["label"] == "llama3:latest t=1.0"
+    assert two["spec"]["role_llms"]["guard"]["label"] == "llama3 t=1.0"
     assert [m["day"] for m in store.messages.for_conversation(two["_id"])] == [1] * 9 + [2] * 9
     summaries = store.conversations.summaries(two["_id"])
     assert [(s["day"], s["text"]) for s in summaries] == [
@@ -272,8 +272,8 @@ def test_same_model_entries_are_labelled_by_what_differs():
         notes,
     )
     assert [c.label for _, c in llms] == [
-        "llama3:latest t=0.7 top_k=40",
-        "llama3:latest t=0.7 top_k=10",
+        "llama3 t=0.7 top_k=40",
+        "llama3 t=0.7 top_k=10",
         None,
     ]
 

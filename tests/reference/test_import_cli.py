@@ -77,6 +77,12 @@ def test_import_then_use_imported_data_like_native(setup, tmp_path):
     one = sim("measures", conversation, "--json")
     assert one.code == 0, one.err
 
+    page = tmp_path / "report.html"
+    reported = sim("report", alice, "-o", str(page))
+    assert reported.code == 0, reported.err
+    html = page.read_text(encoding="utf-8")
+    assert conversation in html and "Prison study, pilot" in html
+
 
 def test_another_user_duplicates_alices_imported_experiment(setup):
     sim, importing, _, ids = setup

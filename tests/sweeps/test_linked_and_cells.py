@@ -142,11 +142,14 @@ def test_message_counting_reaches_every_conversation_spec(mock_store):
     assert {tuple(d["day_split"]) for d in docs} == {(19,)}
 
 
-def test_odd_totals_are_allowed_only_with_reference_counting(paper):
-    with pytest.raises(SweepError) as refused:
-        expand(small(total_messages=5), paper, "v1")
-    assert refused.value.field == "total_messages" and "message_counting" in refused.value.fix
-    assert len(expand(small(total_messages=5, message_counting="reference"), paper, "v1")) == 1
+def test_odd_totals_are_allowed_in_both_countings(paper):
+    """As for a single conversation: the paper's 19 turns is itself odd."""
+    keys = set()
+    for counting in ("agent_turns", "reference"):
+        planned = expand(small(total_messages=5, message_counting=counting), paper, "v1")
+        assert len(planned) == 1
+        keys.add(planned[0].key)
+    assert len(keys) == 2  # the counting is part of what the conversation is
 
 
 def test_the_same_model_twice_is_swept_by_its_labels(tmp_path, mock_store):

@@ -50,7 +50,7 @@ def goal_text(conversation: dict, section: str) -> str:
     if not snapshot:
         return "(unknown goal)"
     spec = conversation.get("spec", {})
-    experiment = apply_variants(Experiment.model_validate(snapshot), spec.get("variant") or {})
+    experiment = apply_variants(Experiment.from_stored(snapshot), spec.get("variant") or {})
     role_name, _, title = section.partition("/")
     try:
         role = experiment.role(role_name)

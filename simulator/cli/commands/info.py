@@ -12,7 +12,7 @@ from simulator.settings import data_dir, default_store_path, log_dir, redact_uri
 
 def info_data(app: AppContext) -> dict:
     store = app.store
-    return {
+    data = {
         "version": __version__,
         "store_kind": store.connection.kind,
         "store_location": redact_uri(store.connection.location),
@@ -24,8 +24,17 @@ def info_data(app: AppContext) -> dict:
         "user_identity": app.user_note,
         "user_config_file": str(config_file()),
         "log_dir": str(log_dir().resolve()),
-        "experiments": store.db.experiments.count_documents({}),
+        "experiments": store.experiments.count(),  # this tool's own
     }
+    # the reference tool's documents are left out above; say how many there are, and how to
+    # import them (messages are not counted: a long scan, and they follow their conversations)
+    foreign = store.foreign_counts(("experiments", "conversations"))
+    for name, count in foreign.items():
+        if count:
+            data[f"reference_tool_{name}"] = count
+    if any(foreign.values()):
+        data["reference_tool_import"] = store.import_command
+    return data
 
 
 @click.command()

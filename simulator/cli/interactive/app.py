@@ -17,7 +17,7 @@ from rich.markup import escape
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import run_create
-from simulator.cli.interactive.experiment_menu import run_experiment_menu
+from simulator.cli.interactive.experiment_menu import foreign_notice, run_experiment_menu
 from simulator.cli.interactive.import_menu import run_import_reference
 from simulator.errors import UserError
 from simulator.identity import USER_PATTERN, remember_user
@@ -91,7 +91,9 @@ def select_experiment(app: AppContext) -> None:
         app.console.print(
             "No experiments yet: create one, or import prompts/experiments/prison.yaml."
         )
+        foreign_notice(app)
         return
+    foreign_notice(app)
     choices = [(_choice_label(v, app.user), v.id) for v in views] + [("Back", "")]
     picked = ask.select("Which experiment?", choices)
     if picked:

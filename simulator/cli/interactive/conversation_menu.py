@@ -49,15 +49,6 @@ def _enough(total: int) -> str | None:
     return None
 
 
-def _even(total: int) -> str | None:
-    """Sweeps' totals (the sweep menu's check); a single conversation may have an odd one."""
-    if problem := _enough(total):
-        return problem
-    if total % 2:
-        return f"{total} is odd: the total must be even, e.g. {total + 1}"
-    return None
-
-
 COUNTING_CHOICES = [
     ("agent turns — the total is the number of agent messages", "agent_turns"),
     (
@@ -136,7 +127,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
             markup=False,
         )
     else:
-        app.console.print(f"messages per day: {split}", markup=False)
+        app.console.print(f"agent turns per day: {split}", markup=False)
     counts = {
         role.name: ask.ask_int(f"Agents of role {role.name}", 1, 99, default=1)
         for role in exp.roles

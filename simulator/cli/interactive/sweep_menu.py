@@ -12,7 +12,7 @@ import math
 from simulator.cli.commands.sweep import _print_plan, _run
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.conversation_menu import SPEAKER_HELP, _even
+from simulator.cli.interactive.conversation_menu import COUNTING_CHOICES, SPEAKER_HELP, _enough
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
 from simulator.domain.experiment import Experiment
 from simulator.domain.limits import MAX_SEED
@@ -122,8 +122,9 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     models = [choice.key for choice in exp.llms]  # a label tells one model's entries apart
     repetitions = ask.ask_int("Conversations per setting", 1, 10_000, default=1)
     llms = _ask_llms(models)
-    total = ask.ask_number("Total messages (even)", int, _even, default=10)
+    total = ask.ask_number("Total messages", int, _enough, default=10)
     assert total is not None
+    counting = ask.select("How are messages counted?", COUNTING_CHOICES, default="agent_turns")
     days, every_day = _ask_days(total)
     agents, every_combination = _ask_agents(exp)
     methods = _ask_methods()
@@ -143,6 +144,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
             "repetitions": repetitions,
             "llms": llms,
             "total_messages": total,
+            "message_counting": counting,
             "days": days,
             "every_day_count": every_day,
             "agents": agents,

@@ -114,6 +114,10 @@ class ConversationsRepository:
             self._summaries.insert_one(summary)
         self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": all_summaries}})
 
+    def set_summaries(self, conversation_id: str, listed: list[dict]) -> None:
+        """The conversation's summary list, whole (no $push: see DESIGN)."""
+        self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": listed}})
+
     def summaries(self, conversation_id: str) -> list[dict]:
         query = ours({"conversation_id": conversation_id})
         return list(self._summaries.find(query).sort("day", 1))

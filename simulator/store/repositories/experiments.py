@@ -21,6 +21,26 @@ def experiment_version(experiment: Experiment) -> str:
     return content_hash(experiment.model_dump(mode="json", include=set(SPEC_FIELDS)))
 
 
+def imported_document(
+    experiment: Experiment, experiment_id: str, owner: str, created_at: Any, source: dict
+) -> dict:
+    """The document `create` writes, with an imported experiment's own id, owner and date, and
+    where it came from (`source`)."""
+    return {
+        "_id": experiment_id,
+        "schema_version": SCHEMA_VERSION,
+        "name": experiment.name,
+        "note": experiment.note,
+        "owner": owner,
+        "created_at": created_at,
+        "updated_at": created_at,
+        "duplicated_from": None,
+        "version": experiment_version(experiment),
+        "spec": experiment.model_dump(mode="json", include=set(SPEC_FIELDS)),
+        "source": source,
+    }
+
+
 class ExperimentsRepository:
     import_hint = DEFAULT_IMPORT  # open_store sets the command for this database
 
@@ -55,6 +75,24 @@ class ExperimentsRepository:
             except DuplicateKeyError:
                 continue
         raise RuntimeError("could not allocate a unique experiment id")
+
+    def insert_imported(self, doc: dict) -> bool:
+        """Write an `imported_document` under its given id (`create` allocates a random one);
+        False when that id is already stored (another import wrote it meanwhile)."""
+        try:
+            self._col.insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
+
+    @staticmethod
+    def version_of(experiment: Experiment) -> str:
+        """The version a conversation run from `experiment` records (`experiment_version`)."""
+        return experiment_version(experiment)
+
+    def count(self) -> int:
+        """How many experiments this tool wrote (the reference tool's are not counted)."""
+        return self._col.count_documents(ours())
 
     def get(self, experiment_id: str) -> dict:
         doc = self._col.find_one(ours({"_id": experiment_id}))
@@ -96,4 +134,4 @@ class ExperimentsRepository:
 def to_model(doc: dict, favourite: bool = False) -> Experiment:
     """Rebuild the validated model from a stored document."""
     data = {"name": doc["name"], "note": doc.get("note", ""), "favourite": favourite, **doc["spec"]}
-    return Experiment.model_validate(data)
+    return Experiment.from_stored(data)

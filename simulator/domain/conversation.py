@@ -31,6 +31,9 @@ class ConversationSpec(BaseModel):
     # As in the reference (autogen's allow_repeat_speaker=False): no agent speaks twice in a row,
     # under auto and manual too. True lets the manager / the researcher pick the same agent again.
     allow_repeat_speaker: bool = False
+    # Each agent's system prompt says its name ("Your name is Guard_1."). Conversations stored
+    # before that line existed carry False (migration 003), so a resumed one keeps its prompts.
+    agents_know_their_names: bool = True
     role_llms: dict[str, LLMChoice]  # role name -> model for its agents
     manager_llm: LLMChoice | None = None
     summarizer_llm: LLMChoice | None = None

@@ -94,8 +94,10 @@ class _Runner:
         self.agents = build_agents(run.experiment, run.spec)
         self.by_name = {a.name: a for a in self.agents}
         counts = run.spec.agents
+        named = run.spec.agents_know_their_names  # False only for conversations from before
         self.prompts = {  # per agent: each is told its own name
-            a.name: agent_system_prompt(run.experiment, a.role, counts, a.name) for a in self.agents
+            a.name: agent_system_prompt(run.experiment, a.role, counts, a.name if named else None)
+            for a in self.agents
         }
         self.start = starting_message(run.experiment, counts)
         self.summarizer_prompt = (

@@ -94,8 +94,10 @@ def _m003_leave_other_tools_documents_alone(db: Any) -> None:
     tools' documents (the reference tool's conversations have no `key`) neither collide nor
     block the index; the `schema_version: 1` that the broad 001 wrote into the reference
     tool's documents is taken out again (restoring them byte for byte); and this tool's
-    conversations chosen by `auto` or `manual` speakers record `allow_repeat_speaker: true`,
-    the behaviour they ran with (the default became False). Safe to run twice or at once."""
+    conversations record what they ran with where a default changed: `allow_repeat_speaker:
+    true` for `auto` and `manual` speakers (the default became False) and
+    `agents_know_their_names: false` (system prompts now say the agent's name), so a resumed
+    conversation goes on as it began. Safe to run twice or at once."""
     from simulator.store.indexes import drop_non_sparse, ensure_sparse_unique
 
     for collection in (db.conversations, db.sweeps):
@@ -113,17 +115,18 @@ def _m003_leave_other_tools_documents_alone(db: Any) -> None:
                 {"_id": {"$in": ids[start : start + 500]}, "schema_version": 1},
                 {"$unset": {"schema_version": ""}},
             )
-    ran_with_repeats = {
+    before = {
         "schema_version": {"$exists": True},
-        "spec.speaker_method": {"$in": ["auto", "manual"]},
-        "spec.allow_repeat_speaker": {"$exists": False},
+        "spec.agents_know_their_names": {"$exists": False},
     }
-    for conv in db.conversations.find(ran_with_repeats, {"spec": 1}):
-        # the whole spec, not `spec.allow_repeat_speaker`: nx-27017 stores a $set boolean as 1
-        db.conversations.update_one(
-            {"_id": conv["_id"], **ran_with_repeats},
-            {"$set": {"spec": {**conv["spec"], "allow_repeat_speaker": True}}},
-        )
+    for conv in db.conversations.find(before, {"spec": 1}):
+        if not isinstance(conv.get("spec"), dict):
+            continue
+        spec = {**conv["spec"], "agents_know_their_names": False}  # their prompts had no name line
+        if spec.get("speaker_method") in ("auto", "manual"):
+            spec.setdefault("allow_repeat_speaker", True)
+        # the whole spec, not `spec.x`: nx-27017 stores a $set boolean as 1
+        db.conversations.update_one({"_id": conv["_id"], **before}, {"$set": {"spec": spec}})
 
 
 MIGRATIONS: list[tuple[int, Callable[[Any], None]]] = [

@@ -190,3 +190,26 @@ def test_every_agent_is_sent_its_own_name(store):
         assert (system + "\n\n").startswith(
             f"You are a {role}.\n\nYour name is {call['agent']}.\n\n"
         )
+
+
+def test_a_conversation_from_before_the_name_line_keeps_its_prompts(store):
+    """Migration 003 marks stored conversations `agents_know_their_names: false`: resumed, they
+    go on with the prompts they began with."""
+    experiment = make("The day begins.")
+    view = exp_service.create(store, experiment, "alice")
+    spec = conv_service.build_spec(view, agents="guard=1,prisoner=1", total_messages=2)
+    spec = spec.model_copy(update={"agents_know_their_names": False})
+    llms = LLMAccess(policy=RetryPolicy.no_wait())
+
+    async def go():
+        doc = conv_service.create(store, view, spec, "alice")
+        try:
+            return await conv_service.run(store, doc["_id"], llms)
+        finally:
+            await llms.aclose()
+
+    outcome = asyncio.run(go())
+    assert outcome.status == "done", outcome.error
+    turns = [c for c in conv_service.prompts(store, outcome.conversation_id) if c["agent"]]
+    assert len(turns) == 2
+    assert all("Your name is" not in c["messages"][0]["content"] for c in turns)

@@ -107,7 +107,11 @@ def test_auto_and_manual_conversations_keep_the_repeats_they_ran_with(old_store)
         "conv_auto": {"speaker_method": "auto"},
         "conv_manual": {"speaker_method": "manual"},
         "conv_round": {"speaker_method": "round_robin"},
-        "conv_new": {"speaker_method": "auto", "allow_repeat_speaker": False},
+        "conv_new": {
+            "speaker_method": "auto",
+            "allow_repeat_speaker": False,
+            "agents_know_their_names": True,
+        },
     }
     db.conversations.insert_many(
         [{"_id": cid, "key": cid, "schema_version": 1, "spec": spec} for cid, spec in docs.items()]
@@ -121,4 +125,8 @@ def test_auto_and_manual_conversations_keep_the_repeats_they_ran_with(old_store)
     assert spec["conv_manual"]["allow_repeat_speaker"] is True
     assert "allow_repeat_speaker" not in spec["conv_round"]
     assert spec["conv_new"]["allow_repeat_speaker"] is False  # written by the new release
+    # their prompts had no "Your name is …" line: a resume keeps it that way
+    for old in ("conv_auto", "conv_manual", "conv_round"):
+        assert spec[old]["agents_know_their_names"] is False
+    assert spec["conv_new"]["agents_know_their_names"] is True
     assert db.conversations.find_one({"_id": foreign["_id"]}) == foreign

@@ -102,6 +102,8 @@ class SweepSpec(BaseModel):
     cells: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_LISTED)
     # How total_messages is counted; "reference": as the reference tool (20 gives 19 turns).
     message_counting: MessageCounting = "agent_turns"
+    # As for one conversation: True lets auto / manual pick the agent who just spoke.
+    allow_repeat_speaker: bool = False
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
@@ -161,7 +163,13 @@ class SweepSpec(BaseModel):
         """What identifies the sweep (its key): the fields, less those added later that are
         still at their defaults, so sweeps created before them keep their keys."""
         data = self.model_dump(mode="json")
-        for name, default in (("linked", []), ("cells", []), ("message_counting", "agent_turns")):
+        later = (
+            ("linked", []),
+            ("cells", []),
+            ("message_counting", "agent_turns"),
+            ("allow_repeat_speaker", False),
+        )
+        for name, default in later:
             if data.get(name) == default:
                 data.pop(name, None)
         return data
@@ -225,6 +233,7 @@ def conversation_key(
     seed: int | None,
     owner: str | None,
     message_counting: str = "agent_turns",
+    allow_repeat_speaker: bool = False,
 ) -> str:
     """Deterministic, and covering everything that decides what a conversation is.
 
@@ -244,6 +253,8 @@ def conversation_key(
     }
     if message_counting != "agent_turns":
         data["message_counting"] = message_counting
+    if allow_repeat_speaker:
+        data["allow_repeat_speaker"] = True
     return "k_" + content_hash(data, 24)
 
 
@@ -271,6 +282,7 @@ def expand(
                         seed=seed,
                         owner=owner,
                         message_counting=spec.message_counting,
+                        allow_repeat_speaker=spec.allow_repeat_speaker,
                     ),
                     cell,
                     cell_key,

@@ -223,6 +223,7 @@ def _conversation_spec(
             agents=cell.agents,
             total_messages=spec.total_messages,
             message_counting=spec.message_counting,
+            allow_repeat_speaker=spec.allow_repeat_speaker,
             days=cell.days,
             speaker_method=cell.speaker_method,
             role_llms={r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()},

@@ -90,7 +90,8 @@ def test_listed_cells_replace_the_product_and_may_fix_llm_agents_and_speaker(pap
 
 
 def test_a_plain_sweep_keeps_its_keys_and_reference_counting_gets_its_own(paper):
-    """Stores made before linked / cells / message_counting existed must not re-run."""
+    """Stores made before linked / cells / message_counting / allow_repeat_speaker existed
+    must not re-run."""
     spec = small(
         total_messages=6,
         days=2,
@@ -115,7 +116,7 @@ def test_a_plain_sweep_keeps_its_keys_and_reference_counting_gets_its_own(paper)
         }
         assert p.key == "k_" + content_hash(old, 24)
     view = SimpleNamespace(version="v1")
-    new_fields = ("linked", "cells", "message_counting")
+    new_fields = ("linked", "cells", "message_counting", "allow_repeat_speaker")
     old_spec = {k: v for k, v in spec.model_dump(mode="json").items() if k not in new_fields}
     expected = "s_" + content_hash({"v": "v1", "spec": old_spec, "owner": "alice"}, 20)
     assert sweep_service.sweep_key(view, spec, "alice") == expected
@@ -288,3 +289,21 @@ def test_a_sweep_that_would_make_one_cell_twice_is_refused(paper):
         with pytest.raises(SweepError) as refused:
             expand(small(**changes), paper, "v1")
         assert refused.value.field == field and "twice" in refused.value.message
+
+
+def test_a_sweep_may_allow_repeat_speakers_and_says_so_in_each_spec(tmp_path, mock_store):
+    data = yaml.safe_load(PAPER.read_text())
+    data["llms"] = [{"model": "mock:a"}]
+    path = tmp_path / "paper_mock.yaml"
+    path.write_text(yaml.safe_dump(data))
+    view = exp_service.import_yaml(mock_store, path, "alice")
+    plain = small(speaker_methods=["auto"], manager_llm="mock:a")
+    allowed = small(speaker_methods=["auto"], manager_llm="mock:a", allow_repeat_speaker=True)
+    assert plain.identity() == small(speaker_methods=["auto"], manager_llm="mock:a").identity()
+    assert "allow_repeat_speaker" not in plain.identity()  # keys made before the field hold
+    assert (
+        expand(plain, view.experiment, "v1")[0].key != expand(allowed, view.experiment, "v1")[0].key
+    )
+    sweep_service.create(mock_store, view, allowed, "alice")
+    specs = [d["spec"] for d in mock_store.db.conversations.find({})]
+    assert specs and all(s["allow_repeat_speaker"] is True for s in specs)

@@ -52,6 +52,12 @@ def sweep() -> None:
     help="reference: count as the reference tool did (the day's opening is one of the "
     "messages, so 20 gives 19 agent turns; odd totals allowed).",
 )
+@click.option(
+    "--allow-repeat-speaker",
+    is_flag=True,
+    default=None,
+    help="Let auto / manual pick the agent who just spoke (the reference never did).",
+)
 @click.option("--days", type=int)
 @click.option(
     "--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days."
@@ -132,6 +138,7 @@ def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
         "summarizer_llm": flags["summarizer_llm"],
         "total_messages": flags["total_messages"],
         "message_counting": flags["message_counting"],
+        "allow_repeat_speaker": flags["allow_repeat_speaker"],
         "days": flags["days"],
         "every_day_count": flags["every_day_count"],
         "every_agent_combination": flags["every_combination"],

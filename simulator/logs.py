@@ -1,4 +1,13 @@
-"""Per-session log folders (INFO and DEBUG) behind a filter that removes secrets."""
+"""Per-session log folders (INFO and DEBUG) behind a filter that removes secrets.
+
+Why the levels are set on loggers, not only on handlers: a record a handler drops by level was
+still built, and one that reaches a handler passes the redaction filter. A sweep makes thousands
+of calls, and the HTTP client libraries alone wrote eleven records per call (ten httpcore
+DEBUG traces, one httpx INFO line), each formatted and redacted: more CPU than the call. So
+libraries stay at WARNING and per-call records (`simulator.calls`, DEBUG) are dropped by their
+logger's level before anything is formatted, unless SIM_LOG_CALLS=1 asks for them (then the
+libraries' HTTP traces come too). The simulator's other records still reach debug.log.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,11 @@ import os
 import re
 from datetime import datetime
 from pathlib import Path
+
+CALLS_LOGGER = "simulator.calls"  # one DEBUG record per LLM call attempt
+# Client libraries whose DEBUG/INFO records are per request (httpx2/httpcore2: openai 3.x).
+HTTP_LIBRARIES = ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "ollama")
+QUIET_LIBRARIES = ("urllib3", "pymongo", "asyncio", "filelock")
 
 SECRET_VARIABLES = ("OPENAI_API_KEY", "DB_PASSWORD", "MONGODB_URI", "HF_TOKEN", "ANTHROPIC_API_KEY")
 # Every pattern starts with a fixed, rare anchor (a lookbehind on "://", "sk-", "bearer"), so a
@@ -40,7 +54,13 @@ def _hide_password(match: re.Match) -> str:
 
 
 class RedactingFilter(logging.Filter):
+    """Redact once per record: info.log and debug.log each carry this filter, and the second
+    pass over an already cleaned record would only cost time."""
+
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "redacted", False):
+            return True
+        record.redacted = True
         message = record.getMessage()
         cleaned = redact(message)
         if record.exc_info and record.exc_info[1] is not None:
@@ -57,8 +77,17 @@ def start_session_logs(base: Path) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
+    calls = log_calls_requested()
+    # Third-party loggers inherit the root's level: WARNING, so their per-request records are
+    # never built. Our own namespace keeps DEBUG, except the per-call logger.
+    logging.getLogger().setLevel(logging.DEBUG if calls else logging.WARNING)
+    logging.getLogger("simulator").setLevel(logging.DEBUG)
+    logging.getLogger(CALLS_LOGGER).setLevel(logging.DEBUG if calls else logging.INFO)
+    for name in HTTP_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.NOTSET)  # follow the root, both ways
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.WARNING)
     root = logging.getLogger()
-    root.setLevel(logging.DEBUG)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     for name, level in (("info.log", logging.INFO), ("debug.log", logging.DEBUG)):
         handler = logging.FileHandler(folder / name, encoding="utf-8", delay=True)
@@ -66,6 +95,9 @@ def start_session_logs(base: Path) -> Path | None:
         handler.setFormatter(fmt)
         handler.addFilter(RedactingFilter())
         root.addHandler(handler)
-    for noisy in ("httpx", "httpcore", "openai", "urllib3", "pymongo", "asyncio"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     return folder
+
+
+def log_calls_requested() -> bool:
+    """SIM_LOG_CALLS=1: a debug.log record per LLM call and per HTTP exchange (slow on sweeps)."""
+    return os.environ.get("SIM_LOG_CALLS", "").strip().lower() in ("1", "true", "yes", "on")

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from simulator.engine.sweep_runner import SweepProgress
+from simulator.llm.retry import EndpointPool
+from simulator.logs import redact
 
 
 def describe(p: SweepProgress) -> str:
@@ -19,6 +21,19 @@ def describe(p: SweepProgress) -> str:
         f"remaining {p.remaining} · {p.calls_per_s:.1f} calls/s · {p.tokens_per_s:.0f} tok/s · "
         f"ETA {eta_text}"
     )
+
+
+POOL_SOURCES = {
+    "--pool": "set by --pool",
+    "--concurrency": "follows --concurrency",
+    "default": "this provider's fixed size",
+}
+
+
+def pool_line(pool: EndpointPool) -> str:
+    why = POOL_SOURCES.get(pool.source, pool.source)
+    where = redact(pool.key)  # a base URL may carry a password
+    return f"pool {where}: up to {pool.size} call(s) at once ({why})"
 
 
 class SweepDisplay:
@@ -44,6 +59,17 @@ class SweepDisplay:
             self._progress.start()
             self._task = self._progress.add_task("", total=None)
         return self
+
+    def pool_opened(self, pool: EndpointPool) -> None:
+        """Name an endpoint's pool when the sweep first uses it: its size and where it came from."""
+        if self.quiet:
+            return
+        line = pool_line(pool)
+        if self._progress is not None:
+            self._progress.console.print(line, markup=False, highlight=False)
+        else:  # beside the run's header line, on stderr
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
 
     def __call__(self, p: SweepProgress) -> None:
         if self.quiet or p is None:

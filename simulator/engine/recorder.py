@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,9 +11,12 @@ from datetime import datetime
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.llm.retry import Attempt
+from simulator.logs import CALLS_LOGGER, redact
 from simulator.prompting.transcript import Line
 from simulator.store.clock import now
 from simulator.store.store import Store
+
+calls_log = logging.getLogger(CALLS_LOGGER)
 
 COUNTER_NAMES = (
     "messages",
@@ -57,9 +61,9 @@ class CallLedger:
             "tokens_out": completion.tokens_out if completion else None,
             "latency_s": round(attempt.latency_s, 4),
             "waited_s": round(attempt.waited_s, 4),
-            "model_identity": completion.model_identity if completion else None,
+            "model_identity": _redacted(completion.model_identity) if completion else None,
             "ignored_params": completion.ignored_params if completion else [],
-            "error": attempt.error,
+            "error": redact(attempt.error) if attempt.error else attempt.error,
             "error_kind": attempt.error_kind,
         }
         row_id = self._rows.pop(attempt.number, None)
@@ -72,6 +76,19 @@ class CallLedger:
             calls.complete(row_id, outcome)
             doc = {**self._fixed, "_id": row_id, "attempt": attempt.number, **outcome}
         self._recorder.count_call(doc)
+        if calls_log.isEnabledFor(logging.DEBUG):  # off unless SIM_LOG_CALLS=1: see logs.py
+            calls_log.debug(
+                "%s attempt %d %s %s at %s: %s in %.0f ms (%s tokens out)%s",
+                doc["_id"],
+                attempt.number,
+                self._fixed["purpose"],
+                self._fixed["model"],
+                self._fixed["base_url"],
+                outcome["state"],
+                attempt.latency_s * 1000,
+                outcome["tokens_out"],
+                f": {attempt.error}" if attempt.error else "",
+            )
 
     def _insert(self, row: dict) -> str:
         """Insert with the next `seq`; a clash means another run of this conversation wrote
@@ -167,7 +184,7 @@ class StoreRecorder:
             # the experiment's name for the entry (its label, else the model string): the same
             # model may be listed twice with different sampling parameters
             "llm_label": choice.key,
-            "base_url": base_url or choice.base_url,
+            "base_url": _redacted(base_url or choice.base_url),  # never a password in the DB
             "params": params.as_dict(),
             "prompt_hash": digest,
         }
@@ -245,3 +262,15 @@ class StoreRecorder:
         self.counters["failed_calls"] += int(doc.get("error") is not None)
         self.counters["tokens_in"] += doc.get("tokens_in") or 0
         self.counters["tokens_out"] += doc.get("tokens_out") or 0
+
+
+def _redacted(value):
+    """`value` with passwords, keys and tokens taken out of every string in it: an endpoint
+    such as http://user:pw@host reaches the ledger as http://user:***@host."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value

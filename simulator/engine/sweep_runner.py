@@ -67,7 +67,10 @@ class SweepRunner:
     wait_for_others: bool = True  # keep polling while other workers hold leases
     on_progress: Callable[[SweepProgress], None] = lambda p: None
     progress_every_s: float = 1.0
-    recount_every_s: float = 5.0
+    # Counts come from this worker's own events; the store is counted at the start, at the end,
+    # and at most every `recount_every_s` (to see other workers' progress), and never more
+    # often than 100x what one count costs: a count scans the whole sweep.
+    recount_every_s: float = 30.0
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     worker: str = field(default_factory=worker_identity)
 
@@ -78,6 +81,8 @@ class SweepRunner:
         self._candidates: list[str] = []
         self._counts: dict[str, int] | None = None
         self._last_recount = 0.0
+        self._recount_interval = self.recount_every_s
+        self.recounts = 0  # how often the store was counted (for tests and benchmarks)
         self._finished_since_recount = {"done": 0, "failed": 0}
         self._calls = 0
         self._tokens = 0
@@ -87,7 +92,7 @@ class SweepRunner:
 
     async def run(self) -> SweepProgress:
         self.store.sweeps.expire_dead_local_leases(self.sweep_id)
-        counts = self.store.sweeps.status_counts(self.sweep_id)
+        counts = self._recount(time.monotonic())
         self._start_finished = counts.get("done", 0) + counts.get("failed", 0)
         heart = asyncio.create_task(self._heartbeat())
         try:
@@ -185,21 +190,31 @@ class SweepRunner:
                     )
                     task.cancel()
 
-    def _report(self, force: bool = False) -> SweepProgress:
-        """Progress every `progress_every_s`; the store is counted every `recount_every_s` only.
+    def _recount(self, moment: float) -> dict[str, int]:
+        """Count the sweep in the store; the next count waits at least 100x this one's cost."""
+        began = time.perf_counter()
+        self._counts = self.store.sweeps.status_counts(self.sweep_id)
+        cost = time.perf_counter() - began
+        self.recounts += 1
+        self._last_recount = moment
+        self._recount_interval = max(self.recount_every_s, 100 * cost)
+        self._finished_since_recount = {"done": 0, "failed": 0}
+        return self._counts
 
-        Counting scans every conversation of the sweep on the embedded store (tens of ms for a
-        few hundred), so between recounts this worker adds what it finished itself.
+    def _report(self, force: bool = False) -> SweepProgress:
+        """Progress every `progress_every_s`, from the last count plus what finished here since.
+
+        Counting scans every conversation of the sweep (232 ms every 5 s at a few thousand
+        conversations on the embedded store), so ticks only add this worker's own outcomes.
         """
         moment = time.monotonic()
         if not force and moment - self._last_progress < self.progress_every_s:
             return None  # type: ignore[return-value]
         self._last_progress = moment
-        if force or self._counts is None or moment - self._last_recount >= self.recount_every_s:
-            self._counts = self.store.sweeps.status_counts(self.sweep_id)
-            self._last_recount = moment
-            self._finished_since_recount = {"done": 0, "failed": 0}
+        if force or self._counts is None or moment - self._last_recount >= self._recount_interval:
+            self._recount(moment)
         counts = self._counts
+        assert counts is not None
         total = sum(counts.values())
         done = counts.get("done", 0) + self._finished_since_recount["done"]
         failed = counts.get("failed", 0) + self._finished_since_recount["failed"]

@@ -83,11 +83,34 @@ class OllamaBackend:
         self._on_pull_progress = on_pull_progress
         self._ready = False
         self._ready_lock = asyncio.Lock()
-        self._client = ollama.AsyncClient(
-            host=self.host,
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            event_hooks={"response": [_remember_retry_after]},
-        )
+        self._max_connections: int | None = None  # None: httpx's own limits (100, 20 kept)
+        self._http: ollama.AsyncClient | None = None
+        self._retired: list[ollama.AsyncClient] = []  # replaced clients, closed by aclose()
+
+    @property
+    def _client(self) -> ollama.AsyncClient:
+        """Built on first use, so `limit_connections` can size its HTTP pool beforehand."""
+        if self._http is None:
+            kw: dict[str, Any] = {}
+            if self._max_connections is not None:
+                n = self._max_connections
+                kw["limits"] = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+            self._http = ollama.AsyncClient(
+                host=self.host,
+                timeout=httpx.Timeout(self.timeout, connect=10.0),
+                event_hooks={"response": [_remember_retry_after]},
+                **kw,
+            )
+        return self._http
+
+    def limit_connections(self, n: int) -> None:
+        """Hold up to `n` connections open (the endpoint pool's size): httpx keeps only 20
+        alive by default, so 32 calls at a time would reconnect for every twelfth call."""
+        if n != self._max_connections:
+            self._max_connections = n
+            if self._http is not None:
+                self._retired.append(self._http)
+                self._http = None
 
     def options(self, params: GenerationParams) -> dict[str, Any]:
         """Ollama applies every field we have; max_tokens is called num_predict there."""
@@ -165,7 +188,11 @@ class OllamaBackend:
             self.digest, self._ready = digest, True
 
     async def aclose(self) -> None:
-        await self._client.close()
+        clients, self._retired = [*self._retired, self._http], []
+        self._http = None
+        for client in clients:
+            if client is not None:
+                await client.close()
 
     # -- model presence ---------------------------------------------------------------------------
 

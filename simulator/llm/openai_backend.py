@@ -7,6 +7,7 @@ client is built with `max_retries=0`. The API key is never logged, stored or put
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import time
@@ -30,6 +31,16 @@ from simulator.settings import openai_base_url
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, not a real one
+
+
+def http_limits(n: int) -> Any:
+    """Connection limits of `n` for the HTTP library this openai release is built on (httpx for
+    1.x, httpx2 for 3.x): both name the class `Limits` in their top-level module."""
+    client_cls = next(
+        c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient"
+    )
+    library = importlib.import_module(client_cls.__module__.split(".", 1)[0])
+    return library.Limits(max_connections=n, max_keepalive_connections=n)
 
 
 def resolve_base_url(base_url: str | None) -> str:
@@ -63,9 +74,36 @@ class OpenAIBackend:
                 "or set OPENAI_BASE_URL to an OpenAI-compatible server."
             )
         self._key = key or PLACEHOLDER_KEY
-        self._client = openai.AsyncOpenAI(
-            api_key=self._key, base_url=self.base_url, timeout=timeout, max_retries=0
-        )
+        self._max_connections: int | None = None  # None: the client library's own limits
+        self._http: openai.AsyncOpenAI | None = None
+        self._retired: list[openai.AsyncOpenAI] = []  # replaced clients, closed by aclose()
+
+    @property
+    def _client(self) -> openai.AsyncOpenAI:
+        """Built on first use, so `limit_connections` can size its HTTP pool beforehand."""
+        if self._http is None:
+            kw: dict[str, Any] = {}
+            if self._max_connections is not None:
+                kw["http_client"] = openai.DefaultAsyncHttpxClient(
+                    limits=http_limits(self._max_connections), timeout=self.timeout
+                )
+            self._http = openai.AsyncOpenAI(
+                api_key=self._key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+                **kw,
+            )
+        return self._http
+
+    def limit_connections(self, n: int) -> None:
+        """Hold up to `n` connections open (the endpoint pool's size): neither a cap below the
+        pool nor a reconnect per call once more than the library's keep-alive limit run."""
+        if n != self._max_connections:
+            self._max_connections = n
+            if self._http is not None:  # not yet used in practice: the registry sizes it first
+                old, self._http = self._http, None
+                self._retired.append(old)
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -173,7 +211,11 @@ class OpenAIBackend:
             )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        clients, self._retired = [*self._retired, self._http], []
+        self._http = None
+        for client in clients:
+            if client is not None:
+                await client.close()
 
     def _map_error(self, exc: Exception) -> Exception:
         where = self.base_url

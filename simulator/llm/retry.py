@@ -38,6 +38,11 @@ ErrorKind = Literal["rate_limit", "transient", "fatal", "cancelled"]
 DEFAULT_POOL_SIZES: Mapping[str, int] = MappingProxyType(
     {"local": 1, "hf": 32, "ollama": 4, "openai": 16, "mock": 64}
 )
+# Providers behind a server that queues by itself: when a sweep asks for N conversations at a
+# time, their pools hold N calls (a fixed 16 silently capped `--concurrency 32`). In-process
+# providers keep their sizes: one llama.cpp model answers one call at a time, and the HF
+# batcher's size is a memory budget.
+FOLLOWS_CONCURRENCY = frozenset({"openai", "ollama", "mock"})
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -91,11 +96,12 @@ class RetryPolicy(BaseModel):
 class EndpointPool:
     """At most `size` calls in flight to one endpoint, and a shared pause after a rate limit."""
 
-    def __init__(self, key: str, size: int) -> None:
+    def __init__(self, key: str, size: int, source: str = "default") -> None:
         if size < 1:
             raise ValueError(f"pool size for {key} must be at least 1, got {size}")
         self.key = key
         self.size = size
+        self.source = source  # why this size: "--pool", "--concurrency" or "default"
         self.in_flight = 0
         self.pauses = 0
         self._paused_until = 0.0
@@ -285,26 +291,60 @@ class ResilientBackend:
 
 
 class PoolRegistry:
-    """One pool per endpoint key; sizes by exact endpoint, else by provider prefix."""
+    """One pool per endpoint key; sizes by exact endpoint, else by provider prefix.
 
-    def __init__(self, sizes: Mapping[str, int] | None = None, default_size: int = 4) -> None:
-        self._sizes = {**DEFAULT_POOL_SIZES, **(sizes or {})}
+    `sizes` are the user's (`--pool`); `concurrency` is the conversations a sweep runs at once,
+    which network providers' pools follow unless `sizes` names them. A backend that keeps an
+    HTTP connection pool gets the same size (`limit_connections`), so the client library's own
+    limit cannot cap what the endpoint pool allows. `on_open` hears about each pool as it is
+    made, so the caller can say what size it got and why.
+    """
+
+    def __init__(
+        self,
+        sizes: Mapping[str, int] | None = None,
+        default_size: int = 4,
+        *,
+        concurrency: int | None = None,
+        on_open: Callable[[EndpointPool], None] | None = None,
+    ) -> None:
+        self._explicit = dict(sizes or {})
+        self._sizes = {**DEFAULT_POOL_SIZES, **self._explicit}
         self._default = default_size
+        self._concurrency = concurrency
+        self._on_open = on_open
         self._pools: dict[str, EndpointPool] = {}
 
     def size_for(self, endpoint: str) -> int:
+        return self.sizing(endpoint)[0]
+
+    def sizing(self, endpoint: str) -> tuple[int, str]:
+        """(size, source): the user's `--pool`, else the sweep's concurrency, else a default."""
+        provider = endpoint.split(":", 1)[0]
+        for key in (endpoint, provider):
+            if key in self._explicit:
+                return self._explicit[key], "--pool"
+        if self._concurrency is not None and provider in FOLLOWS_CONCURRENCY:
+            return max(1, self._concurrency), "--concurrency"
         if endpoint in self._sizes:
-            return self._sizes[endpoint]
-        return self._sizes.get(endpoint.split(":", 1)[0], self._default)
+            return self._sizes[endpoint], "default"
+        return self._sizes.get(provider, self._default), "default"
 
     def pool_for(self, endpoint: str) -> EndpointPool:
         pool = self._pools.get(endpoint)
         if pool is None:
-            pool = self._pools[endpoint] = EndpointPool(endpoint, self.size_for(endpoint))
+            size, source = self.sizing(endpoint)
+            pool = self._pools[endpoint] = EndpointPool(endpoint, size, source)
+            if self._on_open is not None:
+                self._on_open(pool)
         return pool
 
     def wrap(self, backend: Backend, policy: RetryPolicy | None = None) -> ResilientBackend:
-        return ResilientBackend(backend, self.pool_for(backend.endpoint), policy)
+        pool = self.pool_for(backend.endpoint)
+        limit = getattr(backend, "limit_connections", None)
+        if callable(limit):
+            limit(pool.size)
+        return ResilientBackend(backend, pool, policy)
 
     @property
     def pools(self) -> dict[str, EndpointPool]:

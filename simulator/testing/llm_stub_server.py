@@ -58,6 +58,10 @@ class StubLLMServer:
         self._rng = random.Random(0)
         self._fault_seed = 0
         self._counter = 0
+        self._in_flight_changed = threading.Condition(self._lock)
+        self.in_flight = 0  # chat requests being answered right now
+        self.max_in_flight = 0  # the most at once since start (or reset)
+        self.connections_opened = 0  # TCP connections accepted (keep-alive reuse shows here)
         self.verbose = verbose
         self.latency_s = latency_s
         self.reply_fn: Callable[[dict], str] | None = None
@@ -162,6 +166,8 @@ class StubLLMServer:
             self._faults.clear()
             self._requests.clear()
             self._counter = 0
+            self.max_in_flight = self.in_flight
+            self.connections_opened = 0
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -176,7 +182,33 @@ class StubLLMServer:
         with self._lock:
             self._requests.clear()
 
+    def wait_for_in_flight(self, n: int, timeout_s: float) -> bool:
+        """Block until `n` chat requests are (or once were) answered at once; False after
+        `timeout_s`.
+
+        Call it from `reply_fn` (which runs while a request counts as in flight) to hold the
+        first requests until `n` have arrived: a test then knows the client really sent `n`
+        at once without timing anything. Once reached, later calls return at once.
+        """
+        with self._in_flight_changed:
+            return self._in_flight_changed.wait_for(lambda: self.max_in_flight >= n, timeout_s)
+
     # -- used by the handler ---------------------------------------------------------------------
+
+    def _chat_begins(self) -> None:
+        with self._in_flight_changed:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._in_flight_changed.notify_all()
+
+    def _chat_ends(self) -> None:
+        with self._in_flight_changed:
+            self.in_flight -= 1
+            self._in_flight_changed.notify_all()
+
+    def _connection_opened(self) -> None:
+        with self._lock:
+            self.connections_opened += 1
 
     def _record(self, method: str, path: str, body: Any, headers: Any) -> None:
         kept = {k.lower(): v for k, v in headers.items() if k.lower() not in _HIDDEN_HEADERS}

@@ -59,6 +59,7 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
         super().setup()
         with self.server.sockets_lock:
             self.server.open_sockets.add(self.request)
+        self.server.stub._connection_opened()
 
     def finish(self) -> None:
         with self.server.sockets_lock:
@@ -172,6 +173,14 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
     # -- routes ----------------------------------------------------------------------------------
 
     def _chat(self, body: dict, *, openai: bool) -> None:
+        stub = self.server.stub
+        stub._chat_begins()
+        try:
+            self._chat_in_flight(body, openai=openai)
+        finally:
+            stub._chat_ends()
+
+    def _chat_in_flight(self, body: dict, *, openai: bool) -> None:
         stub = self.server.stub
         path = self.path.split("?", 1)[0]
         fault, scripted, number = stub._plan_chat()

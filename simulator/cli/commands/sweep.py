@@ -26,6 +26,7 @@ from simulator.engine.llm_access import LLMAccess
 from simulator.engine.sweep_runner import SweepRunner
 from simulator.errors import UserError
 from simulator.llm.retry import PoolRegistry
+from simulator.logs import redact
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as service
 
@@ -195,13 +196,14 @@ def _run(
             )
         sizes[key] = int(size)
     if not as_json:
-        app.err.print(f"{verb} {sweep_id} with {concurrency} conversation(s) at a time.")
+        app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
 
     async def go(stop: asyncio.Event):
-        llms = LLMAccess(pools=PoolRegistry(sizes=sizes or None))
         with SweepDisplay(
             app.console, quiet=as_json, plain_every_s=float(os.environ.get("SIM_PROGRESS_EVERY", 5))
         ) as display:
+            pools = PoolRegistry(sizes=sizes, concurrency=concurrency, on_open=display.pool_opened)
+            llms = LLMAccess(pools=pools)
             runner = SweepRunner(
                 app.store,
                 sweep_id,
@@ -237,6 +239,17 @@ def _run(
             f"{status['counts']['failed']} conversation(s) failed; retry them with "
             f"llm-sim sweep retry-failed {sweep_id}"
         )
+
+
+def pools_header(verb: str, sweep_id: str, concurrency: int, sizes: dict[str, int]) -> str:
+    """The run's first line: every default that changes what runs is said out loud."""
+    set_by_user = redact(", ".join(f"{k}={v}" for k, v in sizes.items()))
+    return (
+        f"{verb} {sweep_id} with {concurrency} conversation(s) at a time; OpenAI-compatible "
+        f"and Ollama endpoints take up to {concurrency} call(s) at once"
+        + (f", except --pool {set_by_user}" if set_by_user else " (--pool ENDPOINT=N caps one)")
+        + ". Each endpoint's pool is named when first used."
+    )
 
 
 def _run_options(f):

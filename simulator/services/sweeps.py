@@ -244,17 +244,21 @@ def _conversation_spec(
 
 
 def status(store: Store, sweep_id: str) -> dict:
+    """Counts by status, calls and tokens, the workers and the first failures: a handful of
+    queries whatever the sweep's size (no conversation documents are loaded but failed ones,
+    50 at most, and running ones)."""
     sweep = store.sweeps.get(sweep_id)
-    counts = store.sweeps.status_counts(sweep_id)
+    totals = store.sweeps.status_totals(sweep_id)
+    counts = {status: row["n"] for status, row in totals.items()}
     total = sum(counts.values())
-    docs = store.sweeps.conversations(sweep_id)
-    tokens = sum((d.get("counters") or {}).get("tokens_out", 0) for d in docs)
-    calls = sum((d.get("counters") or {}).get("calls", 0) for d in docs)
-    failed = [
-        {"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
-        for d in docs
-        if d["status"] == "failed"
-    ]
+    failed = (
+        [
+            {"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
+            for d in store.sweeps.failed_page(sweep_id, 50)
+        ]
+        if counts.get("failed")
+        else []
+    )
     return {
         "sweep_id": sweep_id,
         "name": sweep.get("name"),
@@ -264,12 +268,10 @@ def status(store: Store, sweep_id: str) -> dict:
             s: counts.get(s, 0) for s in ("pending", "running", "done", "failed", "interrupted")
         },
         "complete": counts.get("done", 0) == total,
-        "calls": calls,
-        "tokens_out": tokens,
-        "workers": sorted(
-            {d["lease_owner"] for d in docs if d["status"] == "running" and d.get("lease_owner")}
-        ),
-        "failed": failed[:50],
+        "calls": sum(row["calls"] for row in totals.values()),
+        "tokens_out": sum(row["tokens_out"] for row in totals.values()),
+        "workers": store.sweeps.running_owners(sweep_id) if counts.get("running") else [],
+        "failed": failed,
     }
 
 

@@ -23,12 +23,24 @@ def conversation() -> None:
 @conversation.command("list")
 @click.option("--experiment", "experiment_id", help="Only conversations of this experiment.")
 @click.option("--mine", is_flag=True, help="Only conversations you own.")
+@click.option("--limit", type=int, help=f"Show the newest N (default {service.PAGE}).")
+@click.option("--all", "every", is_flag=True, help="Show every conversation (no page).")
 @json_option
 @click.pass_obj
-def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bool) -> None:
-    """List conversations, your favourites first, newest first."""
-    docs = service.list_docs(app.store, app.user, experiment_id=experiment_id, mine=mine)
+def list_cmd(
+    app: AppContext,
+    experiment_id: str | None,
+    mine: bool,
+    limit: int | None,
+    every: bool,
+    as_json: bool,
+) -> None:
+    """List conversations, your favourites first, then newest first, one page at a time."""
+    size = service.check_limit(limit, every)
+    listing = service.list_page(app.store, app.user, experiment_id, mine, limit=size)
+    docs = listing.docs
     note = foreign_note(app.store)
+    showing = listing.showing()
     if as_json:
         app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])
     elif not docs:
@@ -37,7 +49,9 @@ def list_cmd(app: AppContext, experiment_id: str | None, mine: bool, as_json: bo
         )
     else:
         print_conversations(app.console, docs)
-    if note:  # with --json on stderr, so standard output stays one JSON document
+    if showing:  # with --json on stderr, so standard output stays one JSON document
+        (app.err if as_json else app.console).print(showing, markup=False)
+    if note:
         (app.err if as_json else app.console).print(note, markup=False)
 
 

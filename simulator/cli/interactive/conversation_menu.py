@@ -17,6 +17,7 @@ from simulator.domain.experiment import LLMChoice
 from simulator.domain.limits import MAX_SEED
 from simulator.engine.conversation import llm_name
 from simulator.engine.speakers import InputFunction, TurnState
+from simulator.errors import NotFound
 from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
 from simulator.store.clock import as_datetime
@@ -183,26 +184,41 @@ def _label(doc: dict, user: str) -> str:
     )
 
 
+MORE = "\x00more"  # the picker's "show more" choice (no conversation id starts with NUL)
+
+
 def browse(app: AppContext, view: ExperimentView) -> None:
-    """This experiment's conversations, favourites first; Back returns to the experiment."""
+    """This experiment's conversations, favourites first, one page at a time (the page that
+    `llm-sim conversation list` shows); Back returns to the experiment."""
+    limit = conv_service.PAGE
     while True:
-        docs = conv_service.list_docs(app.store, app.user, experiment_id=view.id)
-        if not docs:
+        listing = conv_service.list_page(app.store, app.user, experiment_id=view.id, limit=limit)
+        if not listing.docs:
             app.console.print(
                 "No conversations of this experiment yet; use 'Perform conversation'."
             )
             return
-        choices = [(_label(d, app.user), d["_id"]) for d in docs] + [("Back", "")]
-        picked = ask.select("Which conversation?", choices)
+        choices = [(_label(d, app.user), d["_id"]) for d in listing.docs]
+        if listing.partial:
+            more = min(conv_service.PAGE, listing.total - len(listing.docs))
+            shown = f"{len(listing.docs):,} of {listing.total:,} shown"
+            choices.append((f"Show {more} more ({shown})", MORE))
+        picked = ask.select("Which conversation?", [*choices, ("Back", "")])
         if not picked:
             return
+        if picked == MORE:
+            limit += conv_service.PAGE
+            continue
         _one(app, view.id, picked)
 
 
 def _find(app: AppContext, experiment_id: str, conversation_id: str) -> dict | None:
-    """The listed document (it carries this user's favourite flag); None once deleted."""
-    docs = conv_service.list_docs(app.store, app.user, experiment_id=experiment_id)
-    return next((d for d in docs if d["_id"] == conversation_id), None)
+    """The conversation as listed (with this user's favourite flag); None once deleted."""
+    try:
+        doc = conv_service.listed(app.store, app.user, conversation_id)
+    except NotFound:
+        return None
+    return doc if doc.get("experiment_id") == experiment_id else None
 
 
 def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:

@@ -9,12 +9,13 @@ from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound, PermissionRefused
-from simulator.store.clock import now
+from simulator.store.clock import as_datetime, now
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_sparse_unique
 
 SCHEMA_VERSION = 1
 STATUSES = ("pending", "running", "done", "failed", "interrupted")
+NEWEST_FIRST = {"created_at": -1, "_id": -1}  # _id breaks ties: a sweep creates many per ms
 
 
 class ConversationsRepository:
@@ -26,6 +27,8 @@ class ConversationsRepository:
 
     def ensure_indexes(self) -> None:
         self._col.create_index([("experiment_id", 1), ("created_at", -1)])
+        self._col.create_index([("created_at", -1)])  # the newest page, unfiltered (nx-27017
+        # refuses `_id` inside a compound index, so ties are broken by sorting, not the index)
         self._col.create_index([("sweep_id", 1), ("status", 1)])
         ensure_sparse_unique(self._col, "key")  # the reference tool's conversations lack `key`
         self._summaries.create_index([("conversation_id", 1), ("day", 1)])
@@ -71,15 +74,57 @@ class ConversationsRepository:
             )
         return doc
 
-    def list(
-        self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0
-    ) -> list[dict]:
+    @staticmethod
+    def _listing(experiment_id: str | None, owner: str | None) -> dict:
         query: dict = ours()
         if experiment_id:
             query["experiment_id"] = experiment_id
         if owner:
             query["owner"] = owner
+        return query
+
+    def list(
+        self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0
+    ) -> list[dict]:
+        query = self._listing(experiment_id, owner)
         return list(self._col.find(query).sort("created_at", -1).limit(limit))
+
+    def count(self, experiment_id: str | None = None, owner: str | None = None) -> int:
+        return self._col.count_documents(self._listing(experiment_id, owner))
+
+    def page(
+        self,
+        experiment_id: str | None = None,
+        owner: str | None = None,
+        limit: int | None = 50,
+        only: set[str] | None = None,
+        exclude: set[str] | None = None,
+    ) -> list[dict]:
+        """The newest `limit` matching conversations (None: all), newest first; `only` and
+        `exclude` restrict the ids (favourites first: a page of them, then the rest).
+
+        A page reads ids first (a projection sorted on the indexed created_at, with a limit),
+        then the page's documents by `_id`: the embedded store deep-copies every document a
+        sort sees, so sorting whole documents to keep 50 copied all of them. All of them come
+        through an aggregation cursor: the embedded store's find() cursor copies its whole
+        result list on every row, which makes reading N documents cost N x N.
+        """
+        query = self._listing(experiment_id, owner)
+        if only is not None:
+            query["_id"] = {"$in": sorted(only)}
+        elif exclude:
+            query["_id"] = {"$nin": sorted(exclude)}
+        if limit is None:
+            return list(self._col.aggregate([{"$match": query}, {"$sort": NEWEST_FIRST}]))
+        # one sort key in the store: the embedded store compares sort keys in Python, and a
+        # second key doubled the page's cost; ties (a sweep creates many per millisecond) are
+        # ordered by _id below, which keeps every page's order the same
+        cursor = self._col.find(query, {"_id": 1}).sort("created_at", -1).limit(limit)
+        ids = [d["_id"] for d in cursor]
+        if not ids:
+            return []
+        docs = list(self._col.find({"_id": {"$in": ids}}))
+        return sorted(docs, key=lambda d: (as_datetime(d["created_at"]), d["_id"]), reverse=True)
 
     @staticmethod
     def _guard(conversation_id: str, lease_owner: str | None) -> dict:

@@ -26,6 +26,7 @@ from simulator.store.indexes import ensure_sparse_unique
 
 SCHEMA_VERSION = 1
 CLAIMABLE = ("pending", "interrupted")
+STATUSES = ("pending", "running", "done", "failed", "interrupted")
 HOST = socket.gethostname()
 
 
@@ -205,6 +206,52 @@ class SweepsRepository:
             ]
         )
         return {row["_id"]: row["n"] for row in rows}
+
+    def status_totals(self, sweep_id: str) -> dict[str, dict[str, int]]:
+        """Per status: conversations, calls and tokens out, without loading whole documents.
+
+        One count_documents per status (the (sweep_id, status) index answers it), then the
+        sums over the statuses that hold any (a waiting conversation has made no calls): a
+        $match/$group on MongoDB; on the embedded store (the one with a claims lock) a
+        projection of `counters` summed here, because its aggregation deep-copies every
+        matched document first (4x slower at 10,000 conversations)."""
+        counts = {
+            status: self._convs.count_documents({"sweep_id": sweep_id, "status": status})
+            for status in STATUSES
+        }
+        totals = {s: {"n": n, "calls": 0, "tokens_out": 0} for s, n in counts.items() if n}
+        spent = [s for s in totals if s != "pending"]
+        if not spent:
+            return totals
+        query = {"sweep_id": sweep_id, "status": {"$in": spent}}
+        if self._lock_path is not None:
+            for doc in self._convs.find(query, {"_id": 0, "status": 1, "counters": 1}):
+                row, counters = totals[doc["status"]], doc.get("counters") or {}
+                row["calls"] += int(counters.get("calls") or 0)
+                row["tokens_out"] += int(counters.get("tokens_out") or 0)
+            return totals
+        sums = {
+            "_id": "$status",
+            "calls": {"$sum": "$counters.calls"},
+            "tokens_out": {"$sum": "$counters.tokens_out"},
+        }
+        for row in self._convs.aggregate([{"$match": query}, {"$group": sums}]):
+            if row["_id"] in totals:
+                totals[row["_id"]]["calls"] = int(row.get("calls") or 0)
+                totals[row["_id"]]["tokens_out"] = int(row.get("tokens_out") or 0)
+        return totals
+
+    def failed_page(self, sweep_id: str, limit: int = 50) -> list[dict]:
+        """The first `limit` failed conversations in sweep order: id, cell label, error."""
+        query = {"sweep_id": sweep_id, "status": "failed"}
+        fields = {"_id": 1, "cell_label": 1, "error": 1}
+        return list(self._convs.find(query, fields).sort("order", 1).limit(limit))
+
+    def running_owners(self, sweep_id: str) -> list[str]:
+        """The workers holding a lease on a running conversation of the sweep."""
+        query = {"sweep_id": sweep_id, "status": "running"}
+        owners = {d.get("lease_owner") for d in self._convs.find(query, {"lease_owner": 1})}
+        return sorted(o for o in owners if o)
 
     def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
         query = {"sweep_id": sweep_id, **({"status": status} if status else {})}

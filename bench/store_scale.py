@@ -1,0 +1,317 @@
+"""The store at scale: what the CLI costs at 1k, 10k (and, opt-in, 100k) conversations.
+
+For each size N it builds a store through the real paths (the CLI imports the prison
+experiment; `llm-sim sweep create EXP FILE` plans N conversations and inserts them through
+SweepsRepository.insert_conversations), then seeds 20 messages per conversation (insert_many
+of documents shaped as MessagesRepository writes them) and mixed statuses (most done, some
+failed, a few pending or running). Then it times the real CLI process, as a user starts it,
+and reads its peak resident memory from /usr/bin/time -v:
+
+    sweep create     llm-sim sweep create EXP sweep.yaml --yes --json
+    sweep status     llm-sim sweep status SWEEP
+    conversation list  llm-sim conversation list        (the default page)
+    export           llm-sim export SWEEP -o DIR       (jsonl)
+    measures         llm-sim measures SWEEP
+
+and prints wall time, peak RSS and the growth between sizes (10k/1k, 100k/10k; linear is 10).
+Embedded store (litemongo in a temp dir) by default; `--wire` runs the same on nx-27017 over
+TCP (started on a free loopback port, as tests/conftest.py's `wire_server` does).
+
+    python bench/store_scale.py                      # 1000,10000
+    python bench/store_scale.py --sizes 1000,10000,100000 --wire
+
+Calls are not seeded (the calls table of the export stays empty). Not a test: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulator.store.clock import now  # noqa: E402
+from simulator.store.repositories.messages import SCHEMA_VERSION, message_id  # noqa: E402
+from simulator.store.store import open_store_uri  # noqa: E402
+
+EXPERIMENT = ROOT / "prompts" / "experiments" / "prison.yaml"
+USER = "bench"
+MESSAGES = 20
+LLM_SIM = shutil.which("llm-sim") or "llm-sim"
+TIME = "/usr/bin/time"
+STEPS = ("sweep create", "sweep status", "conversation list", "export", "measures")
+
+
+@dataclass
+class Measure:
+    wall_s: float | None  # None: ran past the time limit
+    rss_mb: float | None
+    code: int
+
+
+def cli(args: list[str], env: dict, timeout: float) -> tuple[Measure, str]:
+    """Run `llm-sim ARGS` as its own process; wall time and peak RSS (KiB from time -v)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        command = [LLM_SIM, *args]
+        if os.path.exists(TIME):
+            command = [TIME, "-v", "-o", report.name, *command]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Measure(None, None, 124), ""
+        wall = time.perf_counter() - start
+        found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", report.read())
+    rss = int(found.group(1)) / 1024 if found else None
+    if done.returncode != 0:
+        print(f"    ! llm-sim {' '.join(args)} exited {done.returncode}: {done.stderr[-400:]}")
+    return Measure(wall, rss, done.returncode), done.stdout
+
+
+def sweep_yaml(path: Path, n: int) -> Path:
+    path.write_text(
+        "name: scale\n"
+        f"repetitions: {n}\n"
+        "llms: [local:smollm2]\n"
+        f"total_messages: {MESSAGES}\n"
+        "days: 1\n"
+        "agents: {Guard: 1, Prisoner: 1}\n"
+        "speaker_methods: [round_robin]\n"
+        "seed: 7\n"
+    )
+    return path
+
+
+WORDS = tuple(
+    [
+        "order",
+        "cell",
+        "yard",
+        "rule",
+        "schedule",
+        "quiet",
+        "request",
+        "uniform",
+        "keys",
+        "warden",
+        "privilege",
+        "breakfast",
+        "count",
+        "lights",
+        "respect",
+        "complaint",
+        "visit",
+        "letter",
+        "shower",
+        "guard",
+        "prisoner",
+        "door",
+        "bell",
+        "line",
+        "work",
+    ]
+)
+
+
+def reply_text(rng: random.Random, words: int = 50) -> str:
+    """A reply of random words from a small vocabulary: never a near duplicate of the one
+    before, but alike in letters, so `measures`' repetition check (difflib, whose character
+    quick_ratio passes 0.9 here) pays its full ratio() on every pair: its worst case."""
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def seed(uri: str, db_name: str, sweep_id: str) -> float:
+    """20 messages per conversation and mixed statuses; returns seconds spent."""
+    start = time.perf_counter()
+    store = open_store_uri(uri, db_name)
+    db = store.db
+    ids = [d["_id"] for d in db.conversations.find({"sweep_id": sweep_id}, {"_id": 1})]
+    rng = random.Random(7)
+    created = now()
+    batch: list[dict] = []
+    for cid in ids:
+        for i in range(MESSAGES):
+            text = reply_text(rng)
+            role = ("Guard", "Prisoner")[i % 2]
+            batch.append(
+                {
+                    "_id": message_id(cid, 1, i),
+                    "schema_version": SCHEMA_VERSION,
+                    "conversation_id": cid,
+                    "created_at": created,
+                    "day": 1,
+                    "index": i,
+                    "seq": i,
+                    "speaker": role,
+                    "role": role,
+                    "text": text,
+                    "raw_text": text,
+                    "trimmed": False,
+                    "cut_at": None,
+                    "empty": False,
+                    "speaker_fallback": False,
+                    "speaker_notes": [],
+                    "model": "local:smollm2",
+                    "latency_s": 0.05,
+                    "tokens_in": 400 + i,
+                    "tokens_out": 80,
+                }
+            )
+        if len(batch) >= 5000:
+            db.messages.insert_many(batch)
+            batch = []
+    if batch:
+        db.messages.insert_many(batch)
+    counters = {"messages": MESSAGES, "calls": MESSAGES, "tokens_out": 80 * MESSAGES}
+    db.conversations.update_many(
+        {"sweep_id": sweep_id},
+        {"$set": {"status": "done", "counters": counters, "started_at": created}},
+    )
+    # a few of every other status, so that the counts have something to count
+    for status, every in (("failed", 37), ("pending", 101), ("running", 211)):
+        chosen = ids[1::every]
+        for start_at in range(0, len(chosen), 500):
+            db.conversations.update_many(
+                {"_id": {"$in": chosen[start_at : start_at + 500]}},
+                {"$set": {"status": status, "error": "bench" if status == "failed" else None}},
+            )
+    store.close()
+    return time.perf_counter() - start
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def wire_server(folder: Path):
+    """nx-27017 on a free loopback port (as tests/conftest.py starts it)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "nx_27017.nx_27017",
+            "--host",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "--data-dir",
+            str(folder / "data"),
+            "--log-file",
+            str(folder / "nx.log"),
+            "--pid-file",
+            str(folder / "nx.pid"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("nx-27017 did not start") from None
+                time.sleep(0.1)
+        yield f"mongodb://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def one_size(uri: str, db_name: str, n: int, work: Path, timeout: float) -> dict[str, Measure]:
+    env = {**os.environ, "SIM_DB": uri, "SIM_DB_NAME": db_name, "SIM_USER": USER}
+    env.update({"HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
+    _, out = cli(["experiment", "import", str(EXPERIMENT), "--json"], env, timeout)
+    experiment_id = json.loads(out)["id"]
+    results: dict[str, Measure] = {}
+    spec = sweep_yaml(work / f"sweep_{n}.yaml", n)
+    results["sweep create"], out = cli(
+        ["sweep", "create", experiment_id, str(spec), "--yes", "--json"], env, timeout
+    )
+    if not out:
+        return results
+    sweep_id = json.loads(out)["sweep_id"]
+    print(f"  N={n}: seeding {n * MESSAGES:,} messages …", flush=True)
+    print(f"  N={n}: seeded in {seed(uri, db_name, sweep_id):.1f} s", flush=True)
+    results["sweep status"], _ = cli(["sweep", "status", sweep_id], env, timeout)
+    results["conversation list"], out = cli(["conversation", "list"], env, timeout)
+    lines = [line for line in out.splitlines() if line.strip()]
+    print(f"  N={n}: conversation list printed {len(lines)} lines; last: {lines[-1:]}")
+    results["export"], _ = cli(["export", sweep_id, "-o", str(work / f"export_{n}")], env, timeout)
+    results["measures"], _ = cli(["measures", sweep_id], env, timeout)
+    return results
+
+
+def fmt(value: float | None, unit: str) -> str:
+    return "timeout" if value is None else f"{value:.2f} {unit}"
+
+
+def report(label: str, sizes: list[int], runs: dict[int, dict[str, Measure]]) -> None:
+    print(f"\n{label}")
+    head = "".join(f"{f'N={n:,}':>22s}" for n in sizes)
+    growth = "".join(f"{f'{b // a}x/{a:,}':>14s}" for a, b in itertools.pairwise(sizes))
+    print(f"  {'step':20s}{head}  growth{growth}")
+    for step in STEPS:
+        cells, walls = [], []
+        for n in sizes:
+            m = runs.get(n, {}).get(step)
+            walls.append(m.wall_s if m else None)
+            text = "-" if m is None else f"{fmt(m.wall_s, 's')} {fmt(m.rss_mb, 'MB')}"
+            cells.append(f"{text:>22s}")
+        ratios = "".join(
+            f"{(b / a if a and b else float('nan')):>14.1f}" for a, b in itertools.pairwise(walls)
+        )
+        print(f"  {step:20s}{''.join(cells)}        {ratios}")
+    print("  (cells: wall time, peak RSS of the CLI process; growth: wall-time ratio, linear = 10)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes", default="1000,10000", help="conversation counts, e.g. 1000,10000"
+    )
+    parser.add_argument("--wire", action="store_true", help="also on nx-27017 over TCP")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per CLI command")
+    args = parser.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
+    with tempfile.TemporaryDirectory(prefix="store_scale_") as tmp:
+        work = Path(tmp)
+        runs: dict[int, dict[str, Any]] = {}
+        for n in sizes:
+            folder = work / f"embedded_{n}"
+            runs[n] = one_size(str(folder / "db"), "scale", n, work, args.timeout)
+        report("embedded store (litemongo)", sizes, runs)
+        if args.wire:
+            wire_runs: dict[int, dict[str, Any]] = {}
+            with wire_server(work) as uri:
+                for n in sizes:
+                    wire_runs[n] = one_size(uri, f"scale_{n}", n, work, args.timeout)
+            report("nx-27017 over TCP", sizes, wire_runs)
+
+
+if __name__ == "__main__":
+    main()

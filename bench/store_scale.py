@@ -32,12 +32,10 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from simulator.store.clock import now  # noqa: E402
 from simulator.store.repositories.messages import SCHEMA_VERSION, message_id  # noqa: E402
 from simulator.store.store import open_store_uri  # noqa: E402
+from simulator.testing.wire_server import wire_server  # noqa: E402
 
 EXPERIMENT = ROOT / "prompts" / "experiments" / "prison.yaml"
 USER = "bench"
@@ -192,54 +191,6 @@ def seed(uri: str, db_name: str, sweep_id: str) -> float:
             )
     store.close()
     return time.perf_counter() - start
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def wire_server(folder: Path):
-    """nx-27017 on a free loopback port (as tests/conftest.py starts it)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nx_27017.nx_27017",
-            "--host",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "--data-dir",
-            str(folder / "data"),
-            "--log-file",
-            str(folder / "nx.log"),
-            "--pid-file",
-            str(folder / "nx.pid"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("nx-27017 did not start") from None
-                time.sleep(0.1)
-        yield f"mongodb://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def one_size(uri: str, db_name: str, n: int, work: Path, timeout: float) -> dict[str, Measure]:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from simulator.testing.process_state import ProcessState
+from simulator.testing.wire_server import wire_server as start_wire_server
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -51,52 +49,11 @@ def isolated_settings(tmp_path_factory, monkeypatch):
     return base
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def wire_server(tmp_path_factory):
     """A MongoDB-wire-compatible server (nx-27017 over SQLite) on a free loopback port."""
-    folder = tmp_path_factory.mktemp("nx")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nx_27017.nx_27017",
-            "--host",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "--data-dir",
-            str(folder / "data"),
-            "--log-file",
-            str(folder / "nx.log"),
-            "--pid-file",
-            str(folder / "nx.pid"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("nx-27017 did not start")
-    yield f"mongodb://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with start_wire_server(tmp_path_factory.mktemp("nx"), start_timeout_s=20) as uri:
+        yield uri
 
 
 @pytest.fixture(params=["mongomock", "embedded", "wire"])

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.prompting.verbs import is_base_form, third_person_singular
+from simulator.domain.verbs import is_base_form, third_person_singular
 
 TOOL = "llm_interaction_simulator"
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
-from simulator.prompting.verbs import is_base_form, third_person_singular
+from simulator.domain.verbs import is_base_form, third_person_singular
 
 if TYPE_CHECKING:
     import inflect

@@ -10,11 +10,11 @@ import pytest
 from pydantic import ValidationError
 
 from simulator.domain.experiment import Experiment
+from simulator.domain.verbs import is_base_form, third_person_singular
 from simulator.engine.llm_access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.prompting.assembly import agent_system_prompt
 from simulator.prompting.placeholders import known_placeholders, resolve
-from simulator.prompting.verbs import is_base_form, third_person_singular
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 
@@ -167,10 +167,11 @@ def test_the_system_prompt_tells_the_agent_its_name():
     assert "Your name" not in agent_system_prompt(experiment, "Guard", {"Guard": 1})
 
 
-def test_every_agent_is_sent_its_own_name(store):
-    experiment = make("The day begins.")
-    view = exp_service.create(store, experiment, "alice")
-    spec = conv_service.build_spec(view, agents="guard=2,prisoner=1", total_messages=3)
+def agent_turn_calls(store, agents: str, total: int, **spec_changes) -> list[dict]:
+    """Run one mock conversation of `make(...)` and return its agent turns' ledger calls."""
+    view = exp_service.create(store, make("The day begins."), "alice")
+    spec = conv_service.build_spec(view, agents=agents, total_messages=total)
+    spec = spec.model_copy(update=spec_changes)
     llms = LLMAccess(policy=RetryPolicy.no_wait())
 
     async def go():
@@ -182,7 +183,11 @@ def test_every_agent_is_sent_its_own_name(store):
 
     outcome = asyncio.run(go())
     assert outcome.status == "done", outcome.error
-    turns = [c for c in conv_service.prompts(store, outcome.conversation_id) if c["agent"]]
+    return [c for c in conv_service.prompts(store, outcome.conversation_id) if c["agent"]]
+
+
+def test_every_agent_is_sent_its_own_name(store):
+    turns = agent_turn_calls(store, "guard=2,prisoner=1", 3)
     assert {c["agent"] for c in turns} == {"Guard_1", "Guard_2", "Prisoner_1"}
     for call in turns:
         role = "guard" if call["agent"].startswith("Guard") else "prisoner"
@@ -195,21 +200,6 @@ def test_every_agent_is_sent_its_own_name(store):
 def test_a_conversation_from_before_the_name_line_keeps_its_prompts(store):
     """Migration 003 marks stored conversations `agents_know_their_names: false`: resumed, they
     go on with the prompts they began with."""
-    experiment = make("The day begins.")
-    view = exp_service.create(store, experiment, "alice")
-    spec = conv_service.build_spec(view, agents="guard=1,prisoner=1", total_messages=2)
-    spec = spec.model_copy(update={"agents_know_their_names": False})
-    llms = LLMAccess(policy=RetryPolicy.no_wait())
-
-    async def go():
-        doc = conv_service.create(store, view, spec, "alice")
-        try:
-            return await conv_service.run(store, doc["_id"], llms)
-        finally:
-            await llms.aclose()
-
-    outcome = asyncio.run(go())
-    assert outcome.status == "done", outcome.error
-    turns = [c for c in conv_service.prompts(store, outcome.conversation_id) if c["agent"]]
+    turns = agent_turn_calls(store, "guard=1,prisoner=1", 2, agents_know_their_names=False)
     assert len(turns) == 2
     assert all("Your name is" not in c["messages"][0]["content"] for c in turns)

@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -133,31 +134,27 @@ class OpenAIBackend:
             ignored.append("num_ctx")
         return kw, ignored
 
+    def request_body(self, messages: list[ChatMessage], params: GenerationParams) -> dict:
+        """The JSON body of one chat completion, exactly as the server receives it."""
+        kw, _ = self.request_kwargs(params)
+        extra = kw.pop("extra_body", None) or {}
+        return {"model": self.model, "messages": [dict(m) for m in messages], **kw, **extra}
+
     async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
-        kw, ignored = self.request_kwargs(params)
+        """One call through the openai client's own HTTP, status and error handling, posting the
+        body as-is and reading the reply as JSON: the client's request transform and response
+        models cost more CPU than the rest of a sweep's turn (see bench/sweep_cli.py)."""
+        _, ignored = self.request_kwargs(params)
+        body = self.request_body(messages, params)
         started = time.perf_counter()
         error: Exception | None = None
         try:
-            resp = await self._client.chat.completions.create(
-                model=self.model, messages=[dict(m) for m in messages], **kw
-            )
-            text = resp.choices[0].message.content or ""
-            usage = resp.usage
-            identity = {
-                "provider": "openai",
-                "base_url": self.base_url,
-                "model": resp.model,
-                "system_fingerprint": resp.system_fingerprint,
-            }
+            raw = await self._client.post("/chat/completions", cast_to=bytes, body=body)
+            reply = parse_chat_completion(raw)
         except openai.OpenAIError as exc:
             error = self._map_error(exc)
-        except (
-            json.JSONDecodeError,
-            pydantic.ValidationError,
-            AttributeError,
-            IndexError,
-            TypeError,
-        ) as exc:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            # json.JSONDecodeError is a ValueError
             error = TransientBackendError(
                 f"{self.base_url} sent a malformed chat completion ({type(exc).__name__})."
             )
@@ -165,10 +162,16 @@ class OpenAIBackend:
             # Raised outside the except block: the client's exception (whose request carries
             # the Authorization header) must not ride along as __context__.
             raise error
+        identity = {
+            "provider": "openai",
+            "base_url": self.base_url,
+            "model": reply.model,
+            "system_fingerprint": reply.system_fingerprint,
+        }
         return Completion(
-            text=text,
-            tokens_in=usage.prompt_tokens if usage else None,
-            tokens_out=usage.completion_tokens if usage else None,
+            text=reply.text,
+            tokens_in=reply.tokens_in,
+            tokens_out=reply.tokens_out,
             latency_s=time.perf_counter() - started,
             model_identity=identity,
             ignored_params=ignored,
@@ -268,6 +271,38 @@ class OpenAIBackend:
         if self._key and self._key != PLACEHOLDER_KEY:
             text = text.replace(self._key, "***")
         return text[:300]
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    text: str
+    tokens_in: int | None
+    tokens_out: int | None
+    model: str | None
+    system_fingerprint: str | None
+
+
+def parse_chat_completion(raw: bytes) -> ChatReply:
+    """The fields we keep from a chat completion body; ValueError/TypeError/KeyError/IndexError
+    when it is not one (the caller calls that a malformed reply)."""
+    data = json.loads(raw)
+    message = data["choices"][0]["message"]
+    text = message.get("content") or ""
+    if not isinstance(text, str):
+        raise TypeError("content is not a string")
+    usage = data.get("usage") or {}
+    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    for value in (tokens_in, tokens_out):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError("usage is not a count of tokens")
+    model, fingerprint = data.get("model"), data.get("system_fingerprint")
+    return ChatReply(
+        text=text,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        model=model if isinstance(model, str) else None,
+        system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+    )
 
 
 def create_backend(name: str, base_url: str | None = None, **kw: Any) -> OpenAIBackend:

@@ -154,8 +154,9 @@ def create(store: Store, view: ExperimentView, spec: SweepSpec, user: str) -> tu
         )
     )
     store.users.ensure(user)
+    per_cell: dict[str, CellParts] = {}
     docs = [
-        conversation_document(view, spec, sweep["_id"], p, order, user)
+        conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
         for order, p in enumerate(the_plan.planned)
     ]
     added = store.sweeps.insert_conversations(docs)
@@ -169,11 +170,19 @@ def conversation_document(
     planned: PlannedConversation,
     order: int,
     user: str,
+    per_cell: dict[str, CellParts] | None = None,
 ) -> dict:
+    """`per_cell` caches what every repetition of a cell shares (its validated spec but for the
+    seed, its agents, its day split): building them once per cell rather than once per
+    conversation is most of `sweep create`'s own time at 100,000 conversations."""
     cell = planned.cell
-    experiment = view.experiment
-    conv_spec = _conversation_spec(view, spec, planned)
-    agents = build_agents(experiment, conv_spec)
+    cache_key = f"{planned.cell_key}/{planned.seed is None}"
+    parts = (per_cell or {}).get(cache_key)
+    if parts is None:
+        parts = _cell_parts(view, spec, planned)
+        if per_cell is not None:
+            per_cell[cache_key] = parts
+    conv_spec = {**parts.spec, "seed": planned.seed}
     return ConversationsRepository.new_document(
         {
             "key": planned.key,
@@ -186,13 +195,30 @@ def conversation_document(
             "cell_key": planned.cell_key,
             "cell_label": cell.label(),
             "repetition": planned.repetition,
-            "spec": conv_spec.model_dump(mode="json"),
-            "agents": [{"name": a.name, "role": a.role, "model": a.llm.model} for a in agents],
-            "day_split": conv_spec.day_turns,
+            "spec": conv_spec,
+            "agents": [dict(agent) for agent in parts.agents],
+            "day_split": list(parts.day_split),
             "lease_owner": None,
             "lease_expires_ms": 0,
             "claims": 0,
         }
+    )
+
+
+@dataclass(frozen=True)
+class CellParts:
+    spec: dict  # the ConversationSpec as stored; "seed" differs per repetition
+    agents: tuple[dict, ...]
+    day_split: tuple[int, ...]
+
+
+def _cell_parts(view: ExperimentView, spec: SweepSpec, planned: PlannedConversation) -> CellParts:
+    conv_spec = _conversation_spec(view, spec, planned)
+    agents = build_agents(view.experiment, conv_spec)
+    return CellParts(
+        spec=conv_spec.model_dump(mode="json"),
+        agents=tuple({"name": a.name, "role": a.role, "model": a.llm.model} for a in agents),
+        day_split=tuple(conv_spec.day_turns),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from simulator.store.counting import count as count_matching
 from simulator.store.foreign import ours, plural
 
 CHUNK = 500
@@ -61,7 +62,7 @@ def _chunks(ids: list[Any]) -> list[list[Any]]:
 
 
 def _count_in(collection: Any, field: str, ids: list[Any]) -> int:
-    return sum(collection.count_documents(ours({field: {"$in": c}})) for c in _chunks(ids))
+    return sum(count_matching(collection, ours({field: {"$in": c}})) for c in _chunks(ids))
 
 
 def _delete_in(collection: Any, field: str, ids: list[Any]) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 from bson import ObjectId
 
+from simulator.store.counting import count
+
 OURS: dict = {"schema_version": {"$exists": True}}
 NOT_OURS: dict = {"schema_version": {"$exists": False}}
 # the collections the reference tool writes into, in the order a message names them
@@ -31,7 +33,7 @@ def ours(query: dict | None = None) -> dict:
 
 def foreign_counts(db: Any, collections: tuple[str, ...] = REFERENCE_COLLECTIONS) -> dict[str, int]:
     """How many documents of each reference collection this tool did not write."""
-    return {name: db[name].count_documents(NOT_OURS) for name in collections}
+    return {name: count(db[name], NOT_OURS) for name in collections}
 
 
 def is_foreign_id(collection: Any, typed_id: str) -> bool:

@@ -15,6 +15,8 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
+from simulator.store.counting import is_server_collection
+
 log = logging.getLogger(__name__)
 
 
@@ -45,3 +47,12 @@ def drop_non_sparse(collection: Any, field: str) -> None:
     if info is not None and not info.get("sparse"):
         with contextlib.suppress(OperationFailure):
             collection.drop_index(name)
+
+
+def ensure_marker_index(collection: Any) -> None:
+    """Index `schema_version` (the mark of this tool's documents, see foreign.py) on a MongoDB
+    server, so counting the other tool's documents at every start is not a collection scan:
+    nx-27017 took 0.9 s per collection at 100,000 conversations without it, 5 ms with it. Not on
+    the embedded store, which scans in Python either way and pays for every index on insert."""
+    if is_server_collection(collection):
+        collection.create_index("schema_version", name="schema_version_1")

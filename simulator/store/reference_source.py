@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.store.counting import count
 from simulator.store.database import Connection
 from simulator.store.foreign import NOT_OURS
 
@@ -43,7 +44,7 @@ class ReferenceSource:
         """How many reference messages the database holds (0 without a messages collection)."""
         if "messages" not in self.collections():
             return 0
-        return self._db.messages.count_documents(NOT_OURS)
+        return count(self._db.messages, NOT_OURS)
 
     def _find(self, name: str) -> list[dict]:
         return list(self._db[name].find(NOT_OURS)) if name in self.collections() else []

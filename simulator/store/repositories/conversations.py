@@ -10,8 +10,9 @@ from pymongo.errors import DuplicateKeyError
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.clock import as_datetime, now
+from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
-from simulator.store.indexes import ensure_sparse_unique
+from simulator.store.indexes import ensure_marker_index, ensure_sparse_unique
 
 SCHEMA_VERSION = 1
 STATUSES = ("pending", "running", "done", "failed", "interrupted")
@@ -30,6 +31,7 @@ class ConversationsRepository:
         self._col.create_index([("created_at", -1)])  # the newest page, unfiltered (nx-27017
         # refuses `_id` inside a compound index, so ties are broken by sorting, not the index)
         self._col.create_index([("sweep_id", 1), ("status", 1)])
+        ensure_marker_index(self._col)
         ensure_sparse_unique(self._col, "key")  # the reference tool's conversations lack `key`
         self._summaries.create_index([("conversation_id", 1), ("day", 1)])
 
@@ -90,7 +92,7 @@ class ConversationsRepository:
         return list(self._col.find(query).sort("created_at", -1).limit(limit))
 
     def count(self, experiment_id: str | None = None, owner: str | None = None) -> int:
-        return self._col.count_documents(self._listing(experiment_id, owner))
+        return count(self._col, self._listing(experiment_id, owner))
 
     def page(
         self,

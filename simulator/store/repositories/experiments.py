@@ -10,7 +10,9 @@ from simulator.domain.experiment import Experiment
 from simulator.domain.ids import content_hash, new_id
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.clock import now
+from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
+from simulator.store.indexes import ensure_marker_index
 
 SCHEMA_VERSION = 1
 SPEC_FIELDS = ("starting_message", "llms", "roles", "shared_sections", "summarizer_sections")
@@ -50,6 +52,7 @@ class ExperimentsRepository:
     def ensure_indexes(self) -> None:
         self._col.create_index([("owner", 1)])
         self._col.create_index([("created_at", -1)])
+        ensure_marker_index(self._col)
 
     def create(
         self, experiment: Experiment, owner: str, duplicated_from: str | None = None
@@ -92,7 +95,7 @@ class ExperimentsRepository:
 
     def count(self) -> int:
         """How many experiments this tool wrote (the reference tool's are not counted)."""
-        return self._col.count_documents(ours())
+        return count(self._col, ours())
 
     def get(self, experiment_id: str) -> dict:
         doc = self._col.find_one(ours({"_id": experiment_id}))

@@ -21,6 +21,7 @@ from pymongo.errors import DuplicateKeyError
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound
 from simulator.store.clock import epoch_ms, now
+from simulator.store.counting import count_by, is_server_collection
 from simulator.store.foreign import ours
 from simulator.store.indexes import ensure_sparse_unique
 
@@ -210,15 +211,20 @@ class SweepsRepository:
     def status_totals(self, sweep_id: str) -> dict[str, dict[str, int]]:
         """Per status: conversations, calls and tokens out, without loading whole documents.
 
-        One count_documents per status (the (sweep_id, status) index answers it), then the
+        One count_documents per status (the (sweep_id, status) index answers it; one $group by
+        status on a server, which nx-27017 answers from SQL), then the
         sums over the statuses that hold any (a waiting conversation has made no calls): a
         $match/$group on MongoDB; on the embedded store (the one with a claims lock) a
         projection of `counters` summed here, because its aggregation deep-copies every
         matched document first (4x slower at 10,000 conversations)."""
-        counts = {
-            status: self._convs.count_documents({"sweep_id": sweep_id, "status": status})
-            for status in STATUSES
-        }
+        if is_server_collection(self._convs):  # one pass; see counting.py
+            by_status = count_by(self._convs, {"sweep_id": sweep_id}, "status")
+            counts = {status: by_status.get(status, 0) for status in STATUSES}
+        else:
+            counts = {
+                status: self._convs.count_documents({"sweep_id": sweep_id, "status": status})
+                for status in STATUSES
+            }
         totals = {s: {"n": n, "calls": 0, "tokens_out": 0} for s, n in counts.items() if n}
         spent = [s for s in totals if s != "pending"]
         if not spent:

@@ -10,7 +10,7 @@ and reads its peak resident memory from /usr/bin/time -v:
     sweep create     llm-sim sweep create EXP sweep.yaml --yes --json
     sweep status     llm-sim sweep status SWEEP
     conversation list  llm-sim conversation list        (the default page)
-    export           llm-sim export SWEEP -o DIR       (jsonl)
+    export           llm-sim export SWEEP -o DIR       (jsonl; also "export csv", "export parquet")
     measures         llm-sim measures SWEEP
 
 and prints wall time, peak RSS and the growth between sizes (10k/1k, 100k/10k; linear is 10).
@@ -19,6 +19,7 @@ TCP (started on a free loopback port, as tests/conftest.py's `wire_server` does)
 
     python bench/store_scale.py                      # 1000,10000
     python bench/store_scale.py --sizes 1000,10000,100000 --wire
+    python bench/store_scale.py --steps export,measures   # only these (the store is built anyway)
 
 Calls are not seeded (the calls table of the export stays empty). Not a test: it prints figures.
 """
@@ -53,7 +54,16 @@ USER = "bench"
 MESSAGES = 20
 LLM_SIM = shutil.which("llm-sim") or "llm-sim"
 TIME = "/usr/bin/time"
-STEPS = ("sweep create", "sweep status", "conversation list", "export", "measures")
+EXPORT_FORMATS = ("jsonl", "csv", "parquet")
+STEPS = (
+    "sweep create",
+    "sweep status",
+    "conversation list",
+    "export",
+    "export csv",
+    "export parquet",
+    "measures",
+)
 
 
 @dataclass
@@ -193,7 +203,10 @@ def seed(uri: str, db_name: str, sweep_id: str) -> float:
     return time.perf_counter() - start
 
 
-def one_size(uri: str, db_name: str, n: int, work: Path, timeout: float) -> dict[str, Measure]:
+def one_size(
+    uri: str, db_name: str, n: int, work: Path, timeout: float, steps: tuple[str, ...] = STEPS
+) -> dict[str, Measure]:
+    """Build the store of size n (sweep create and seeding always run) and time `steps`."""
     env = {**os.environ, "SIM_DB": uri, "SIM_DB_NAME": db_name, "SIM_USER": USER}
     env.update({"HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
     _, out = cli(["experiment", "import", str(EXPERIMENT), "--json"], env, timeout)
@@ -208,12 +221,22 @@ def one_size(uri: str, db_name: str, n: int, work: Path, timeout: float) -> dict
     sweep_id = json.loads(out)["sweep_id"]
     print(f"  N={n}: seeding {n * MESSAGES:,} messages …", flush=True)
     print(f"  N={n}: seeded in {seed(uri, db_name, sweep_id):.1f} s", flush=True)
-    results["sweep status"], _ = cli(["sweep", "status", sweep_id], env, timeout)
-    results["conversation list"], out = cli(["conversation", "list"], env, timeout)
-    lines = [line for line in out.splitlines() if line.strip()]
-    print(f"  N={n}: conversation list printed {len(lines)} lines; last: {lines[-1:]}")
-    results["export"], _ = cli(["export", sweep_id, "-o", str(work / f"export_{n}")], env, timeout)
-    results["measures"], _ = cli(["measures", sweep_id], env, timeout)
+    if "sweep status" in steps:
+        results["sweep status"], _ = cli(["sweep", "status", sweep_id], env, timeout)
+    if "conversation list" in steps:
+        results["conversation list"], out = cli(["conversation", "list"], env, timeout)
+        lines = [line for line in out.splitlines() if line.strip()]
+        print(f"  N={n}: conversation list printed {len(lines)} lines; last: {lines[-1:]}")
+    for fmt_name in EXPORT_FORMATS:
+        step = "export" if fmt_name == "jsonl" else f"export {fmt_name}"
+        if step in steps:
+            folder = str(work / f"export_{n}_{fmt_name}")
+            args = ["export", sweep_id, "--format", fmt_name, "-o", folder]
+            results[step], _ = cli(args, env, timeout)
+    if "measures" in steps:
+        results["measures"], _ = cli(["measures", sweep_id], env, timeout)
+    if "sweep create" not in steps:
+        results.pop("sweep create", None)
     return results
 
 
@@ -226,7 +249,7 @@ def report(label: str, sizes: list[int], runs: dict[int, dict[str, Measure]]) ->
     head = "".join(f"{f'N={n:,}':>22s}" for n in sizes)
     growth = "".join(f"{f'{b // a}x/{a:,}':>14s}" for a, b in itertools.pairwise(sizes))
     print(f"  {'step':20s}{head}  growth{growth}")
-    for step in STEPS:
+    for step in [s for s in STEPS if any(s in runs.get(n, {}) for n in sizes)]:
         cells, walls = [], []
         for n in sizes:
             m = runs.get(n, {}).get(step)
@@ -247,20 +270,31 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--wire", action="store_true", help="also on nx-27017 over TCP")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per CLI command")
+    parser.add_argument(
+        "--steps",
+        default=",".join(STEPS),
+        help="steps to time, comma-separated (the store is built whatever they are); "
+        "'export' is jsonl, 'export csv' and 'export parquet' the others; "
+        "e.g. --steps export,measures",
+    )
     args = parser.parse_args(argv)
+    steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        parser.error(f"unknown step {unknown[0]!r}; choose from: {', '.join(STEPS)}")
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     with tempfile.TemporaryDirectory(prefix="store_scale_") as tmp:
         work = Path(tmp)
         runs: dict[int, dict[str, Any]] = {}
         for n in sizes:
             folder = work / f"embedded_{n}"
-            runs[n] = one_size(str(folder / "db"), "scale", n, work, args.timeout)
+            runs[n] = one_size(str(folder / "db"), "scale", n, work, args.timeout, steps)
         report("embedded store (litemongo)", sizes, runs)
         if args.wire:
             wire_runs: dict[int, dict[str, Any]] = {}
             with wire_server(work) as uri:
                 for n in sizes:
-                    wire_runs[n] = one_size(uri, f"scale_{n}", n, work, args.timeout)
+                    wire_runs[n] = one_size(uri, f"scale_{n}", n, work, args.timeout, steps)
             report("nx-27017 over TCP", sizes, wire_runs)
 
 

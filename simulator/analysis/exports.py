@@ -6,13 +6,16 @@ import contextlib
 import csv
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from simulator.errors import UserError
 
 FORMATS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}  # format -> file extension
 INSTALL_HINT = "pip install -e '.[analysis]'"
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode  # as json.dumps(row, …)
+ROW_GROUP = 20_000  # Parquet rows per row group: what one write holds in memory
 
 
 def columns_of(rows: list[dict]) -> list[str]:
@@ -24,39 +27,55 @@ def write_tables(
     tables: dict[str, list[dict]], fmt: str, out_dir: Path, field: str = "--output"
 ) -> list[Path]:
     """One file per table (`conversations.csv`, …), empty tables included, so a script that
-    reads them never has to check whether a file exists.
+    reads them never has to check whether a file exists."""
+    paths, _ = write_batches([tables], list(tables), fmt, out_dir, field)
+    return paths
+
+
+def write_batches(
+    batches: Iterable[dict[str, list[dict]]],
+    names: Sequence[str],
+    fmt: str,
+    out_dir: Path,
+    field: str = "--output",
+) -> tuple[list[Path], dict[str, int]]:
+    """Write the tables `names` from batches of rows as they come (see `table_batches`):
+    memory holds one batch. Returns the files and the rows written per table.
 
     Every file is written beside its final name and renamed into place once all are complete:
-    a failure (disk full, permission) leaves no partial file and no half-updated folder."""
+    a failure (disk full, permission, a store error mid-way) leaves no partial file and no
+    half-updated folder."""
     if fmt not in FORMATS:
         raise UserError(
             f"unknown export format {fmt!r}", field="--format", fix="use jsonl, csv or parquet"
         )
-    writer = {"jsonl": _write_jsonl, "csv": _write_csv, "parquet": _write_parquet}[fmt]
     if fmt == "parquet":
         _require_parquet()
     out_dir = Path(out_dir)
     check_output_dir(out_dir, field)
     created = not out_dir.exists()
+    spools: dict[str, Spool] = {}
     pending: list[tuple[Path, Path]] = []
     try:
         with output_errors(out_dir, field):
             out_dir.mkdir(exist_ok=True)
-            for name, rows in tables.items():
-                path = out_dir / f"{name}.{FORMATS[fmt]}"
-                tmp = temp_beside(path)
-                pending.append((tmp, path))
-                writer(rows, tmp)
+            for name in names:
+                spools[name] = Spool(out_dir / f"{name}.{FORMATS[fmt]}", fmt)
+            for batch in batches:
+                for name, rows in batch.items():
+                    spools[name].write(rows)
+            for spool in spools.values():
+                pending.append((spool.finish(), spool.target))
             for tmp, path in pending:
                 os.replace(tmp, path)
     except BaseException:
-        for tmp, _ in pending:
-            tmp.unlink(missing_ok=True)
+        for spool in spools.values():
+            spool.discard()
         if created:
             with contextlib.suppress(OSError):
                 out_dir.rmdir()  # only if still empty
         raise
-    return [path for _, path in pending]
+    return [path for _, path in pending], {name: s.rows for name, s in spools.items()}
 
 
 def temp_beside(path: Path) -> Path:
@@ -165,18 +184,67 @@ def write_file_atomically(path: Path, text: str, field: str = "--output") -> Non
         raise
 
 
-def _write_jsonl(rows: list[dict], path: Path) -> None:
-    with path.open("w", encoding="utf-8") as handle:
+class Spool:
+    """One table's rows as they come, as JSON Lines in a hidden file beside the target (the
+    JSON Lines export itself), with the columns in first-seen order: a CSV header or a Parquet
+    schema must name columns that first appear late (a later cell's variant slots), so CSV
+    and Parquet are written from the spool once every row is in."""
+
+    def __init__(self, target: Path, fmt: str):
+        self.target, self.fmt, self.rows = target, fmt, 0
+        self.tmp = temp_beside(target)
+        self.path = self.tmp if fmt == "jsonl" else self.tmp.with_suffix(".rows")
+        self.columns: dict[str, set[type]] = {}  # name -> the types of its values (Parquet)
+        self._keys: tuple = ()
+        self.path.open("w").close()  # an empty table still gets its file
+
+    def write(self, rows: list[dict]) -> None:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            keys = tuple(row)
+            if keys != self._keys:
+                self._keys = keys
+                for key in keys:
+                    self.columns.setdefault(key, set())
+            if self.fmt == "parquet":
+                for key, value in row.items():
+                    self.columns[key].add(type(value))
+        _write_jsonl(rows, self.path)
+        self.rows += len(rows)
+
+    def finish(self) -> Path:
+        """The complete file, still under its temporary name."""
+        if self.fmt == "csv":
+            _write_csv(self.path, list(self.columns), self.tmp)
+        elif self.fmt == "parquet":
+            _write_parquet(self.path, self.columns, self.tmp)
+        if self.path != self.tmp:
+            self.path.unlink()
+        return self.tmp
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.tmp.unlink(missing_ok=True)
 
 
-def _write_csv(rows: list[dict], path: Path) -> None:
+def _write_jsonl(rows: list[dict], path: Path) -> None:
+    """Append rows to `path` as JSON Lines (the export itself, and every format's spool)."""
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        for row in rows:
+            handle.write(_ENCODE(row) + "\n")
+
+
+def _spooled(path: Path) -> Iterator[dict]:
+    with path.open(encoding="utf-8", newline="\n") as handle:
+        for line in handle:
+            yield json.loads(line)
+
+
+def _write_csv(spool: Path, columns: list[str], path: Path) -> None:
     # newline="" lets the csv module quote texts that hold line breaks correctly
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns_of(rows), restval="")
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="")
         writer.writeheader()
-        for row in rows:
+        for row in _spooled(spool):
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
 
 
@@ -192,8 +260,43 @@ def _require_parquet() -> None:
         ) from None
 
 
-def _write_parquet(rows: list[dict], path: Path) -> None:
-    import pandas as pd
+def _arrow_type(kinds: set[type]) -> tuple[Any, bool]:
+    """The column type pandas gave the same values (ints with a gap become floats), and
+    whether values must become text (mixed kinds, which pandas could not write)."""
+    import pyarrow as pa
 
-    frame = pd.DataFrame.from_records(rows, columns=columns_of(rows))
-    frame.to_parquet(path, index=False, engine="pyarrow")
+    kinds = kinds - {type(None)}
+    if not kinds:
+        return pa.null(), False
+    if kinds == {bool}:
+        return pa.bool_(), False
+    if kinds == {str}:
+        return pa.string(), False
+    if kinds <= {int, float} and bool not in kinds:
+        return (pa.int64() if kinds == {int} else pa.float64()), False
+    return pa.string(), True
+
+
+def _write_parquet(spool: Path, columns: dict[str, set[type]], path: Path) -> None:
+    """Row groups of ROW_GROUP rows, typed once from every value seen."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = {name: _arrow_type(kinds) for name, kinds in columns.items()}
+    for name, kinds in columns.items():  # ints with a gap: pandas made them floats
+        if types[name][0] == pa.int64() and type(None) in kinds:
+            types[name] = (pa.float64(), False)
+    schema = pa.schema([(name, kind) for name, (kind, _) in types.items()])
+    as_text = [name for name, (_, text) in types.items() if text]
+    with pq.ParquetWriter(path, schema) as writer:
+        chunk: list[dict] = []
+        for row in _spooled(spool):
+            for name in as_text:
+                if row.get(name) is not None:
+                    row[name] = str(row[name])
+            chunk.append(row)
+            if len(chunk) >= ROW_GROUP:
+                writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
+                chunk = []
+        if chunk or not columns:
+            writer.write_table(pa.Table.from_pylist(chunk, schema=schema))

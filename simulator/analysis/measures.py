@@ -7,29 +7,20 @@ names), so they are tested on hand-built transcripts and reused by the CLI and t
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
-from difflib import SequenceMatcher
+from collections.abc import Iterable
 
+from simulator.analysis.similarity import (  # noqa: F401 (re-exported: measures' vocabulary)
+    NEAR_DUPLICATE_RATIO,
+    REFUSAL_MARKERS,
+    is_refusal,
+    lcs_bound,
+    near_duplicate,
+    near_duplicate_clean,
+    normalise,
+)
 from simulator.analysis.tables import to_number
 
-REFUSAL_MARKERS: tuple[str, ...] = (
-    "as an ai",
-    "as a language model",
-    "i cannot",
-    "i can't",
-    "i can not",
-    "i am unable to",
-    "i'm unable to",
-    "i am not able to",
-    "i'm not able to",
-    "i won't be able to",
-    "i must decline",
-    "i'm sorry, but",
-    "i am sorry, but",
-    "i apologize, but",
-)
-NEAR_DUPLICATE_RATIO = 0.9  # difflib similarity of two normalised texts at or above: a repeat
 ID_COLUMNS = ("conversation_id", "cell_key", "cell_label", "repetition", "status")
 
 MEASURES: dict[str, str] = {
@@ -64,7 +55,6 @@ _T95_1_TO_30 = (
     2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
 )  # fmt: skip
 T95 = {**dict(enumerate(_T95_1_TO_30, start=1)), 40: 2.021, 60: 2.000, 120: 1.980}
-_SPACE = re.compile(r"\s+")
 
 
 def t_quantile(df: int) -> float:
@@ -76,35 +66,17 @@ def t_quantile(df: int) -> float:
     return T95[max(k for k in T95 if k <= df)]
 
 
-def normalise(text: str | None) -> str:
-    return _SPACE.sub(" ", (text or "").replace("\u2019", "'").lower()).strip()
-
-
-def is_refusal(text: str | None) -> bool:
-    clean = normalise(text)
-    return any(marker in clean for marker in REFUSAL_MARKERS)
-
-
-def near_duplicate(a: str | None, b: str | None) -> bool:
-    """Two messages saying (almost) the same thing; two empty texts are not a repeat."""
-    left, right = normalise(a)[:2000], normalise(b)[:2000]
-    if not left or not right:
-        return False
-    if left == right:
-        return True
-    matcher = SequenceMatcher(None, left, right, autojunk=False)
-    return matcher.quick_ratio() >= NEAR_DUPLICATE_RATIO and matcher.ratio() >= NEAR_DUPLICATE_RATIO
-
-
-def message_measures(message: dict) -> dict:
-    """Measures of one message (a stored message or a `messages` table row)."""
+def message_measures(message: dict, clean: str | None = None) -> dict:
+    """Measures of one message (a stored message or a `messages` table row); `clean`: its
+    text normalised, when the caller has it already."""
     text = message.get("text") or ""
+    clean = normalise(text) if clean is None else clean
     return {
         "words": len(text.split()),
         "chars": len(text),
         "trimmed": int(bool(message.get("trimmed"))),
         "empty": int(bool(message.get("empty")) or not text.strip()),
-        "refusal": int(is_refusal(text)),
+        "refusal": int(any(marker in clean for marker in REFUSAL_MARKERS)),
         "fallback": int(bool(message.get("speaker_fallback"))),
         "latency_s": message.get("latency_s"),
         "tokens_in": message.get("tokens_in"),
@@ -124,6 +96,15 @@ def _group(rows: list[dict], key: str = "conversation_id") -> dict[str, list[dic
     return grouped
 
 
+def roles_of(conversations: list[dict]) -> list[str]:
+    """The roles with an `agents_<Role>` column, in first-seen order."""
+    return list(
+        dict.fromkeys(
+            k.removeprefix("agents_") for c in conversations for k in c if k.startswith("agents_")
+        )
+    )
+
+
 def conversation_measures(tables: dict[str, list[dict]]) -> list[dict]:
     """One row per conversation: ids, status and every measure (see MEASURES)."""
     messages = _group(sorted(tables.get("messages", []), key=lambda m: m.get("seq") or 0))
@@ -131,58 +112,99 @@ def conversation_measures(tables: dict[str, list[dict]]) -> list[dict]:
     scores = _group(tables.get("scores", []))
     shared = _scorers_with_several_users(tables.get("scores", []))
     conversations = tables.get("conversations", [])
-    roles = list(
-        dict.fromkeys(
-            k.removeprefix("agents_") for c in conversations for k in c if k.startswith("agents_")
+    roles = roles_of(conversations)
+    return [
+        finish_record(
+            conversation_record(
+                conv,
+                messages.get(conv["conversation_id"], []),
+                calls.get(conv["conversation_id"], []),
+                scores.get(conv["conversation_id"], []),
+            ),
+            roles,
+            shared,
         )
+        for conv in conversations
+    ]
+
+
+# a conversation's measures, compact: what a scope of 100,000 conversations keeps in memory
+Record = tuple[tuple, tuple, tuple, tuple]
+HEAD = ("messages", "words", "chars")
+TAIL = (
+    "trimmed_share",
+    "empty_share",
+    "refusal_share",
+    "repetition_share",
+    "fallback_share",
+    "latency_s",
+    "failed",
+    "calls",
+    "call_failure_rate",
+    "tokens_in",
+    "tokens_out",
+    "tokens_out_per_message",
+)
+
+
+def conversation_record(conv: dict, messages: list[dict], calls: list[dict], scores: list[dict]):
+    """The measures of one conversation (its messages in seq order) as a `Record`: ids, fixed
+    measures (HEAD + TAIL), (role, words, chars) per role that spoke, score means."""
+    head, roles, tail = _message_part(messages)
+    failures = sum(1 for c in calls if c.get("error") is not None)
+    tail += (
+        int(conv.get("status") == "failed"),
+        len(calls),
+        failures / len(calls) if calls else None,
+        sum(c.get("tokens_in") or 0 for c in calls),
+        sum(c.get("tokens_out") or 0 for c in calls),
+        _mean([m.get("tokens_out") for m in messages]) if messages else None,
     )
-    rows = []
-    for conv in conversations:
-        cid = conv["conversation_id"]
-        row = {k: conv.get(k) for k in ID_COLUMNS}
-        row.update(_message_part(messages.get(cid, []), roles))
-        row["failed"] = int(conv.get("status") == "failed")
-        conv_calls = calls.get(cid, [])
-        row["calls"] = len(conv_calls)
-        failures = sum(1 for c in conv_calls if c.get("error") is not None)
-        row["call_failure_rate"] = failures / len(conv_calls) if conv_calls else None
-        row["tokens_in"] = sum(c.get("tokens_in") or 0 for c in conv_calls)
-        row["tokens_out"] = sum(c.get("tokens_out") or 0 for c in conv_calls)
-        n = row["messages"]
-        row["tokens_out_per_message"] = (
-            _mean([m.get("tokens_out") for m in messages.get(cid, [])]) if n else None
-        )
-        row.update(_score_part(scores.get(cid, []), shared))
-        rows.append(row)
-    return rows
+    ids = tuple(conv.get(k) for k in ID_COLUMNS)
+    return ids, head + tail, roles, _score_part(scores)
 
 
-def _message_part(messages: list[dict], roles: list[str]) -> dict:
-    measured = [(m, message_measures(m)) for m in messages]
+def finish_record(record: Record, roles: list[str], shared: set[str]) -> dict:
+    """The conversation's row: `roles` of the scope, `_by_<user>` columns of `shared` scorers."""
+    ids, fixed, spoke, scores = record
+    row = dict(zip(ID_COLUMNS, ids, strict=True))
+    row.update(zip(HEAD, fixed[: len(HEAD)], strict=True))
+    by_role = {role: (words, chars) for role, words, chars in spoke}
+    for role in roles:
+        row[f"words_{role}"], row[f"chars_{role}"] = by_role.get(role, (None, None))
+    row.update(zip(TAIL, fixed[len(HEAD) :], strict=True))
+    row.update((name, mean) for name, scorer, mean in scores if scorer is None or scorer in shared)
+    return row
+
+
+def _message_part(messages: list[dict]) -> tuple[tuple, tuple, tuple]:
+    clean = [normalise(m.get("text")) for m in messages]
+    measured = [message_measures(m, c) for m, c in zip(messages, clean, strict=True)]
     n = len(measured)
 
     def share(name: str) -> float | None:
-        return sum(x[name] for _, x in measured) / n if n else None
+        return sum(x[name] for x in measured) / n if n else None
 
-    part: dict = {
-        "messages": n,
-        "words": _mean([x["words"] for _, x in measured]),
-        "chars": _mean([x["chars"] for _, x in measured]),
-    }
-    for role in roles:
-        own = [x for m, x in measured if m.get("role") == role]
-        part[f"words_{role}"] = _mean([x["words"] for x in own])
-        part[f"chars_{role}"] = _mean([x["chars"] for x in own])
-    part["trimmed_share"] = share("trimmed")
-    part["empty_share"] = share("empty")
-    part["refusal_share"] = share("refusal")
-    repeats = [
-        near_duplicate(messages[i - 1].get("text"), messages[i].get("text")) for i in range(1, n)
-    ]
-    part["repetition_share"] = sum(repeats) / len(repeats) if repeats else None
-    part["fallback_share"] = share("fallback")
-    part["latency_s"] = _mean([x["latency_s"] for _, x in measured])
-    return part
+    head = (n, _mean([x["words"] for x in measured]), _mean([x["chars"] for x in measured]))
+    spoken: dict = defaultdict(list)
+    for message, x in zip(messages, measured, strict=True):
+        spoken[message.get("role")].append(x)
+    roles = tuple(
+        (role, _mean([x["words"] for x in own]), _mean([x["chars"] for x in own]))
+        for role, own in spoken.items()
+        if isinstance(role, str)
+    )
+    short = [text[:2000] for text in clean]
+    repeats = [near_duplicate_clean(short[i - 1], short[i]) for i in range(1, n)]
+    tail = (
+        share("trimmed"),
+        share("empty"),
+        share("refusal"),
+        sum(repeats) / len(repeats) if repeats else None,
+        share("fallback"),
+        _mean([x["latency_s"] for x in measured]),
+    )
+    return head, roles, tail
 
 
 def _scorers_with_several_users(scores: list[dict]) -> set[str]:
@@ -192,21 +214,26 @@ def _scorers_with_several_users(scores: list[dict]) -> set[str]:
     return {scorer for scorer, who in users.items() if len(who) > 1}
 
 
-def _score_part(scores: list[dict], shared: set[str] = frozenset()) -> dict:
-    """`score_<scorer>_<field>`: the conversation's own value, else the mean over messages
-    (pooled over users); `..._by_<user>` columns for scorers several users scored with."""
-    own: dict[str, list[float]] = defaultdict(list)
-    per_message: dict[str, list[float]] = defaultdict(list)
+def _score_part(scores: list[dict]) -> tuple:
+    """(name, scorer, mean) per `score_<scorer>_<field>`: the conversation's own value, else
+    the mean over messages (pooled over users), scorer None; and per user
+    (`..._by_<user>`, named scorer: kept only for scorers several users scored with)."""
+    own: dict[tuple, list[float]] = defaultdict(list)
+    per_message: dict[tuple, list[float]] = defaultdict(list)
     for row in scores:
         number = row.get("value_num", to_number(row.get("value")))
         if number is not None:
             kept = own if row.get("target_kind") == "conversation" else per_message
             name = f"score_{row['scorer']}_{row['field']}"
-            kept[name].append(number)
-            if row.get("scorer") in shared:
-                kept[f"{name}_by_{row.get('scored_by') or 'unknown'}"].append(number)
+            kept[(name, None)].append(number)
+            kept[(f"{name}_by_{row.get('scored_by') or 'unknown'}", row["scorer"])].append(number)
     merged = {**per_message, **own}
-    return {name: sum(v) / len(v) for name, v in sorted(merged.items())}
+    ordered = sorted(merged.items(), key=_first_of_key)
+    return tuple((name, scorer, sum(v) / len(v)) for (name, scorer), v in ordered)
+
+
+def _first_of_key(item: tuple) -> str:
+    return item[0][0]
 
 
 def mean_ci(values: list) -> tuple[float | None, float | None, float | None]:
@@ -223,15 +250,18 @@ def mean_ci(values: list) -> tuple[float | None, float | None, float | None]:
     return mean, mean - half, mean + half
 
 
-def numeric_measures(rows: list[dict]) -> list[str]:
-    """Columns that hold a number in some row and nothing but numbers or None in all."""
-    names = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in ID_COLUMNS]
-    return [
-        name
-        for name in names
-        if any(isinstance(r.get(name), int | float) for r in rows)
-        and all(r.get(name) is None or isinstance(r.get(name), int | float) for r in rows)
-    ]
+def numeric_measures(rows: Iterable[dict]) -> list[str]:
+    """Columns that hold a number in some row and nothing but numbers or None in all
+    (one pass: rows may be generated)."""
+    seen: dict[str, list[bool]] = {}  # name -> [a number somewhere, numbers or None only]
+    for row in rows:
+        for name, value in row.items():
+            flags = seen.setdefault(name, [False, True])
+            if isinstance(value, int | float):
+                flags[0] = True
+            elif value is not None:
+                flags[1] = False
+    return [n for n, (some, only) in seen.items() if some and only and n not in ID_COLUMNS]
 
 
 def cell_measures(
@@ -240,20 +270,23 @@ def cell_measures(
     """One row per cell: n conversations and `m_mean`, `m_ci_low`, `m_ci_high` per measure;
     `label` is what tells the cell apart from the others (see `cell_labels`)."""
     names = numeric_measures(conversation_rows)
-    result = []
-    for cell_key, rows in _group(conversation_rows, "cell_key").items():
-        stored = rows[0].get("cell_label")
-        out: dict = {
-            "cell_key": cell_key,
-            "cell_label": stored,
-            "label": (labels or {}).get(cell_key) or stored or cell_key,
-            "n": len(rows),
-        }
-        for name in names:
-            mean, low, high = mean_ci([r.get(name) for r in rows])
-            out[f"{name}_mean"], out[f"{name}_ci_low"], out[f"{name}_ci_high"] = mean, low, high
-        result.append(out)
-    return result
+    grouped = _group(conversation_rows, "cell_key")
+    return [cell_row(key, rows, names, labels) for key, rows in grouped.items()]
+
+
+def cell_row(cell_key: str, rows: list[dict], names: list[str], labels: dict | None) -> dict:
+    """One cell's row of `cell_measures` from its conversations' rows."""
+    stored = rows[0].get("cell_label")
+    out: dict = {
+        "cell_key": cell_key,
+        "cell_label": stored,
+        "label": (labels or {}).get(cell_key) or stored or cell_key,
+        "n": len(rows),
+    }
+    for name in names:
+        mean, low, high = mean_ci([r.get(name) for r in rows])
+        out[f"{name}_mean"], out[f"{name}_ci_low"], out[f"{name}_ci_high"] = mean, low, high
+    return out
 
 
 def _varies(rows: list[dict], column: str) -> bool:

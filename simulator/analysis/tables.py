@@ -8,6 +8,7 @@ Column names are documented in README.md ("## Analysis").
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -60,38 +61,55 @@ CALL_FIELDS = (
 )
 
 
+BATCH = 200  # conversations per read: one batch of rows in memory, a few queries per batch
+
+
 def load_tables(store: Any, scope: Scope) -> dict[str, list[dict]]:
-    """Every table of the scope, rows in conversation order then sequence order."""
-    roles = [r["name"] for r in scope.experiment.get("roles", [])]
+    """Every table of the scope in memory, rows in conversation order then sequence order;
+    scores by conversation id, scorer, target and user. For small scopes (the report):
+    export and measures stream `table_batches` instead."""
     tables: dict[str, list[dict]] = {name: [] for name in TABLES}
-    cell_keys: dict[str, str] = {}
-    for doc in _conversation_docs(store, scope):
-        row = conversation_row(doc, roles)
-        cell_keys[doc["_id"]] = row["cell_key"]
-        tables["conversations"].append(row)
-        cid = doc["_id"]
-        tables["messages"].extend(
-            message_row(m, row["cell_key"]) for m in store.messages.for_conversation(cid)
-        )
-        tables["summaries"].extend(
-            _summary_row(s, row["cell_key"]) for s in store.conversations.summaries(cid)
-        )
-        tables["calls"].extend(
-            _call_row(c, row["cell_key"]) for c in store.calls.for_conversation(cid)
-        )
-    scores = store.scores.for_conversations(scope.conversation_ids)
-    scores.sort(
-        key=lambda s: (s["conversation_id"], s["scorer"], s["target_id"], s.get("scored_by") or "")
-    )
-    for score in scores:
-        tables["scores"].extend(_score_rows(score, cell_keys.get(score["conversation_id"])))
+    for batch in table_batches(store, scope):
+        for name, rows in batch.items():
+            tables[name].extend(rows)
+    tables["scores"].sort(key=_score_order)  # stable: a document's values keep their order
     return tables
 
 
-def _conversation_docs(store: Any, scope: Scope) -> list[dict]:
-    if scope.kind == "sweep":
-        return store.sweeps.conversations(scope.id)
-    return [store.conversations.get(cid) for cid in scope.conversation_ids]
+def table_batches(
+    store: Any, scope: Scope, size: int | None = None
+) -> Iterator[dict[str, list[dict]]]:
+    """The tables of `size` conversations at a time, in scope order: each conversation's
+    messages, summaries and calls in sequence order; scores by conversation (in scope
+    order), scorer, target and user. Conversations and messages are read once per batch."""
+    roles = [r["name"] for r in scope.experiment.get("roles", [])]
+    ids, size = scope.conversation_ids, size or BATCH
+    for start in range(0, len(ids), size):
+        chunk = ids[start : start + size]
+        found = {d["_id"]: d for d in store.conversations.page(only=set(chunk), limit=None)}
+        docs = [found[cid] for cid in chunk if cid in found]
+        messages = store.messages.for_conversations([d["_id"] for d in docs])
+        batch: dict[str, list[dict]] = {name: [] for name in TABLES}
+        cell_keys: dict[str, str] = {}
+        for doc in docs:
+            row = conversation_row(doc, roles)
+            cid, key = doc["_id"], row["cell_key"]
+            cell_keys[cid] = key
+            batch["conversations"].append(row)
+            batch["messages"].extend(message_row(m, key) for m in messages[cid])
+            summaries = store.conversations.summaries(cid)
+            batch["summaries"].extend(_summary_row(s, key) for s in summaries)
+            batch["calls"].extend(_call_row(c, key) for c in store.calls.for_conversation(cid))
+        scores = store.scores.for_conversations(list(cell_keys))
+        position = {cid: i for i, cid in enumerate(cell_keys)}
+        scores.sort(key=lambda s: (position.get(s["conversation_id"], -1), *_score_order(s)[1:]))
+        for score in scores:
+            batch["scores"].extend(_score_rows(score, cell_keys.get(score["conversation_id"])))
+        yield batch
+
+
+def _score_order(doc: dict) -> tuple:
+    return (doc["conversation_id"], doc["scorer"], doc["target_id"], doc.get("scored_by") or "")
 
 
 def cell_of(doc: dict) -> dict:

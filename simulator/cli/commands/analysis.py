@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -9,15 +12,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from simulator.analysis.exports import FORMATS, check_output_dir, write_tables
-from simulator.analysis.measures import (
-    MEASURES,
-    cell_labels,
-    cell_measures,
-    conversation_measures,
-)
+from simulator.analysis.exports import FORMATS, check_output_dir
+from simulator.analysis.measures import MEASURES
 from simulator.analysis.scope import resolve_scope
-from simulator.analysis.tables import load_tables
+from simulator.analysis.streaming import export_scope, measure_scope
 from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import natural_width
 from simulator.domain.invisible_chars import visible
@@ -64,12 +62,7 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
     """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
     check_output_dir(output)  # before the work: a bad path costs nothing
     scope = resolve_scope(app.store, target_id)
-    tables = load_tables(app.store, scope)
-    paths = write_tables(tables, fmt, output)
-    files = [
-        {"table": name, "path": str(path), "rows": len(tables[name])}
-        for name, path in zip(tables, paths, strict=True)
-    ]
+    files = export_scope(app.store, scope, fmt, output)  # batch by batch: memory stays flat
     if as_json:
         app.print_json({"scope": _scope_info(scope), "format": fmt, "files": files})
         return
@@ -96,16 +89,15 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
 def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
     """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
     scope = resolve_scope(app.store, target_id)
-    tables = load_tables(app.store, scope)
-    per_conversation = conversation_measures(tables)
-    cells = cell_measures(per_conversation, cell_labels(tables["conversations"]))
+    measured = measure_scope(app.store, scope)  # batch by batch: a few numbers per conversation
+    cells = measured.cells()
     if as_json:
-        app.print_json(
+        _print_json_streamed(
             {
                 "scope": _scope_info(scope),
                 "measures": MEASURES,
                 "cells": cells,
-                "conversations": per_conversation,
+                "conversations": _Rows(measured.rows, len(measured)),
             }
         )
         return
@@ -128,6 +120,30 @@ def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_js
         console.print(table)
     else:  # too wide: a table squeezed into the screen cuts labels until cells look alike
         _print_per_cell(console, title, cells, names)
+
+
+class _Rows(list):
+    """A list the JSON encoder walks without holding it: rows are made one at a time."""
+
+    def __init__(self, make: Callable[[], Iterator[dict]], count: int):
+        super().__init__()
+        self._make, self._count = make, count
+
+    def __iter__(self) -> Iterator[dict]:
+        return self._make()
+
+    def __len__(self) -> int:
+        return self._count
+
+
+def _print_json_streamed(data: dict) -> None:
+    """What `AppContext.print_json` prints (same text), written chunk by chunk: the encoder
+    with an indent is the pure-Python one, which iterates lists lazily."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=str)
+    for chunk in encoder.iterencode(data):
+        sys.stdout.write(chunk)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
 
 
 def _measures_table(title: str, cells: list[dict], names: list[str]) -> Table:

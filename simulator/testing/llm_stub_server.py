@@ -7,6 +7,8 @@ Replies are scripted, computed, or a deterministic default; faults (429, 500, sl
 dropped connections, malformed JSON) can be injected for the next requests or at random.
 
 Run it by hand: ``python -m simulator.testing.llm_stub_server --port 11434 --latency 0.05``.
+``--max-concurrent N`` answers at most N chat requests at once and queues the rest, as an
+inference server with N slots does (so a benchmark can make the backend the bottleneck).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class StubLLMServer:
         self._in_flight_changed = threading.Condition(self._lock)
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most at once since start (or reset)
+        self.queued = 0  # chat requests waiting for a slot (only with `max_concurrent`)
+        self._max_concurrent: int | None = None
         self.connections_opened = 0  # TCP connections accepted (keep-alive reuse shows here)
         self.verbose = verbose
         self.latency_s = latency_s
@@ -146,6 +150,21 @@ class StubLLMServer:
             self._fault_seed = seed
             self._rng = random.Random(seed)
 
+    @property
+    def max_concurrent(self) -> int | None:
+        """At most this many chat requests are answered at once, as by a server with that
+        many slots; the rest wait for a slot, in no promised order (None: no limit, the
+        default). Faults and latency are served inside a slot."""
+        return self._max_concurrent
+
+    @max_concurrent.setter
+    def max_concurrent(self, n: int | None) -> None:
+        if n is not None and n < 1:
+            raise ValueError(f"max_concurrent must be at least 1 or None, got {n}")
+        with self._in_flight_changed:
+            self._max_concurrent = n
+            self._in_flight_changed.notify_all()  # a raised limit lets waiting requests in
+
     def enqueue(self, *texts: str) -> None:
         """Script the next chat replies, first in first out."""
         with self._lock:
@@ -193,13 +212,28 @@ class StubLLMServer:
         with self._in_flight_changed:
             return self._in_flight_changed.wait_for(lambda: self.max_in_flight >= n, timeout_s)
 
+    def wait_for_queued(self, n: int, timeout_s: float) -> bool:
+        """Block until at least `n` chat requests wait for a slot (`max_concurrent`); False
+        after `timeout_s`."""
+        with self._in_flight_changed:
+            return self._in_flight_changed.wait_for(lambda: self.queued >= n, timeout_s)
+
     # -- used by the handler ---------------------------------------------------------------------
 
     def _chat_begins(self) -> None:
         with self._in_flight_changed:
+            limit = self._max_concurrent
+            if limit is not None and self.in_flight >= limit:
+                self.queued += 1
+                self._in_flight_changed.notify_all()
+                self._in_flight_changed.wait_for(self._has_free_slot)
+                self.queued -= 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._in_flight_changed.notify_all()
+
+    def _has_free_slot(self) -> bool:
+        return self._max_concurrent is None or self.in_flight < self._max_concurrent
 
     def _chat_ends(self) -> None:
         with self._in_flight_changed:
@@ -258,11 +292,20 @@ def main(argv: list[str] | None = None) -> None:
         dest="models",
         help="model reported as installed (repeatable; default: stub)",
     )
+    p.add_argument(
+        "--max-concurrent",
+        type=int,
+        default=None,
+        metavar="N",
+        help="answer at most N chat requests at once, queue the rest (default: no limit)",
+    )
     p.add_argument("--fault-rate", type=float, default=0.0)
     p.add_argument("--fault-seed", type=int, default=0)
     p.add_argument("--api-key", default=None, help="require this Bearer key on /v1")
     p.add_argument("--verbose", action="store_true", help="log every request")
     args = p.parse_args(argv)
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        p.error("--max-concurrent must be at least 1")
     stub = StubLLMServer(
         host=args.host,
         port=args.port,
@@ -275,6 +318,7 @@ def main(argv: list[str] | None = None) -> None:
         args.fault_seed,
         args.api_key,
     )
+    stub.max_concurrent = args.max_concurrent
     with stub:
         print(f"Stub LLM server on {stub.url}  (models: {', '.join(stub.models)})")
         print(f"  Ollama:  OLLAMA_HOST={stub.url}        e.g. ollama:stub")

@@ -107,6 +107,9 @@ def create_cmd(
         return
     if not as_json:
         _print_plan(app, plan)
+    note = service.embedded_scale_note(app.store, plan.conversations)
+    if note:
+        app.err.print(note, markup=False, highlight=False)
     if dry_run:
         return
     if (

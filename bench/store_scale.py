@@ -20,13 +20,22 @@ TCP (started on a free loopback port, as tests/conftest.py's `wire_server` does)
     python bench/store_scale.py                      # 1000,10000
     python bench/store_scale.py --sizes 1000,10000,100000 --wire
     python bench/store_scale.py --steps export,measures   # only these (the store is built anyway)
+    python bench/store_scale.py --sizes 1000,10000,100000 --wire --steps 'sweep create'
+    python bench/store_scale.py --keep /tmp/scale --steps export,measures   # build once, reuse
 
-Calls are not seeded (the calls table of the export stays empty). Not a test: it prints figures.
+With `--keep DIR` the stores are built in DIR and reused by later runs with the same DIR (a
+100,000 x 20 store takes about 15 minutes to build on the embedded store), so a change can be
+timed before and after on the same data. Without it they live in a temporary folder.
+
+Calls are not seeded (the calls table of the export stays empty); with `--steps 'sweep create'`
+alone nothing is seeded. Above 10,000 the sweep has 10,000 repetitions per cell and one cell
+per number of days (100,000: days 1 to 10). Not a test: it prints figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -92,13 +101,22 @@ def cli(args: list[str], env: dict, timeout: float) -> tuple[Measure, str]:
     return Measure(wall, rss, done.returncode), done.stdout
 
 
+MAX_REPETITIONS = 10_000  # per cell (SweepSpec.repetitions)
+
+
 def sweep_yaml(path: Path, n: int) -> Path:
+    """One cell of n repetitions up to 10,000; beyond, n / 10,000 cells that differ in their
+    number of days (`every_day_count`), as a sweep of 100,000 must have at least 10 cells."""
+    cells = -(-n // MAX_REPETITIONS)
+    if n % cells:
+        raise SystemExit(f"--sizes: {n} is not a multiple of {cells} cells")
+    days = f"days: {cells}\nevery_day_count: true\n" if cells > 1 else "days: 1\n"
     path.write_text(
         "name: scale\n"
-        f"repetitions: {n}\n"
+        f"repetitions: {n // cells}\n"
         "llms: [local:smollm2]\n"
         f"total_messages: {MESSAGES}\n"
-        "days: 1\n"
+        f"{days}"
         "agents: {Guard: 1, Prisoner: 1}\n"
         "speaker_methods: [round_robin]\n"
         "seed: 7\n"
@@ -204,23 +222,40 @@ def seed(uri: str, db_name: str, sweep_id: str) -> float:
 
 
 def one_size(
-    uri: str, db_name: str, n: int, work: Path, timeout: float, steps: tuple[str, ...] = STEPS
+    uri: str,
+    db_name: str,
+    n: int,
+    work: Path,
+    timeout: float,
+    steps: tuple[str, ...] = STEPS,
+    built: Path | None = None,
 ) -> dict[str, Measure]:
-    """Build the store of size n (sweep create and seeding always run) and time `steps`."""
+    """Build the store of size n (sweep create and seeding always run) and time `steps`.
+    `built`: a file naming the sweep of a store kept from an earlier run (--keep); when it
+    exists, the store is reused as it is (no sweep create)."""
     env = {**os.environ, "SIM_DB": uri, "SIM_DB_NAME": db_name, "SIM_USER": USER}
     env.update({"HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
-    _, out = cli(["experiment", "import", str(EXPERIMENT), "--json"], env, timeout)
-    experiment_id = json.loads(out)["id"]
     results: dict[str, Measure] = {}
-    spec = sweep_yaml(work / f"sweep_{n}.yaml", n)
-    results["sweep create"], out = cli(
-        ["sweep", "create", experiment_id, str(spec), "--yes", "--json"], env, timeout
-    )
-    if not out:
-        return results
-    sweep_id = json.loads(out)["sweep_id"]
-    print(f"  N={n}: seeding {n * MESSAGES:,} messages …", flush=True)
-    print(f"  N={n}: seeded in {seed(uri, db_name, sweep_id):.1f} s", flush=True)
+    if built is not None and built.exists():
+        sweep_id = json.loads(built.read_text())["sweep_id"]
+        print(f"  N={n}: reusing the store kept with sweep {sweep_id}", flush=True)
+        steps = tuple(s for s in steps if s != "sweep create")
+    else:
+        _, out = cli(["experiment", "import", str(EXPERIMENT), "--json"], env, timeout)
+        experiment_id = json.loads(out)["id"]
+        spec = sweep_yaml(work / f"sweep_{n}.yaml", n)
+        results["sweep create"], out = cli(
+            ["sweep", "create", experiment_id, str(spec), "--yes", "--json"], env, timeout
+        )
+        if not out:
+            return results
+        sweep_id = json.loads(out)["sweep_id"]
+        if set(steps) == {"sweep create"}:  # nothing reads the messages: no seeding
+            return results
+        print(f"  N={n}: seeding {n * MESSAGES:,} messages …", flush=True)
+        print(f"  N={n}: seeded in {seed(uri, db_name, sweep_id):.1f} s", flush=True)
+        if built is not None:
+            built.write_text(json.dumps({"sweep_id": sweep_id}))
     if "sweep status" in steps:
         results["sweep status"], _ = cli(["sweep", "status", sweep_id], env, timeout)
     if "conversation list" in steps:
@@ -277,24 +312,41 @@ def main(argv: list[str] | None = None) -> None:
         "'export' is jsonl, 'export csv' and 'export parquet' the others; "
         "e.g. --steps export,measures",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="build the stores in DIR and keep them; a later run with the same DIR reuses them",
+    )
+    parser.add_argument("--wire-only", action="store_true", help="only on nx-27017 over TCP")
     args = parser.parse_args(argv)
     steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
     unknown = [s for s in steps if s not in STEPS]
     if unknown:
         parser.error(f"unknown step {unknown[0]!r}; choose from: {', '.join(STEPS)}")
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
-    with tempfile.TemporaryDirectory(prefix="store_scale_") as tmp:
-        work = Path(tmp)
-        runs: dict[int, dict[str, Any]] = {}
-        for n in sizes:
-            folder = work / f"embedded_{n}"
-            runs[n] = one_size(str(folder / "db"), "scale", n, work, args.timeout, steps)
-        report("embedded store (litemongo)", sizes, runs)
-        if args.wire:
+    with contextlib.ExitStack() as stack:
+        if args.keep is not None:
+            work = args.keep.absolute()
+            work.mkdir(parents=True, exist_ok=True)
+        else:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="store_scale_")))
+        kept = args.keep is not None
+        if not args.wire_only:
+            runs: dict[int, dict[str, Any]] = {}
+            for n in sizes:
+                folder = work / f"embedded_{n}"
+                built = folder / "built.json" if kept else None
+                folder.mkdir(exist_ok=True)
+                runs[n] = one_size(str(folder / "db"), "scale", n, work, args.timeout, steps, built)
+            report("embedded store (litemongo)", sizes, runs)
+        if args.wire or args.wire_only:
             wire_runs: dict[int, dict[str, Any]] = {}
             with wire_server(work) as uri:
                 for n in sizes:
-                    wire_runs[n] = one_size(uri, f"scale_{n}", n, work, args.timeout, steps)
+                    built = work / f"wire_{n}.json" if kept else None
+                    wire_runs[n] = one_size(uri, f"scale_{n}", n, work, args.timeout, steps, built)
             report("nx-27017 over TCP", sizes, wire_runs)
 
 

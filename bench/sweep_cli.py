@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--wire", action="store_true", help="MongoDB over TCP (nx-27017)")
     p.add_argument("--profile", type=int, default=0, metavar="N")
+    p.add_argument("--profile-out", type=Path, help="keep the profile (pstats file) here")
     args = p.parse_args(argv)
     _reap_with_rusage()
     with (
@@ -220,6 +221,8 @@ def profile_once(args, uri: str, db_flags: list[str], env: dict, tmp: Path) -> N
     entry.write_text("from simulator.cli.main import main\nmain()\n")
     command = [sys.executable, "-m", "cProfile", "-o", str(out), str(entry)]
     timed([*command, *flags, "sweep", "run", sweep_id, "--concurrency", str(args.concurrency)], env)
+    if args.profile_out:
+        shutil.copyfile(out, args.profile_out)
     stats = pstats.Stats(str(out))
     totals: dict[str, float] = {}
     for func, (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]

@@ -277,13 +277,13 @@ def print_profile(prof: cProfile.Profile, wall: float, calls: int, top: int) -> 
 
 # -- breakdown: wall-clock timers around the sweep's own work -----------------------------------
 
-STORE_TARGETS = (  # (module, class, method); all synchronous, all run on the event-loop thread
+STORE_TARGETS = (  # (module, class, method); synchronous, group commit on its own thread
     ("simulator.store.repositories.messages", "MessagesRepository", "insert"),
     ("simulator.store.repositories.messages", "MessagesRepository", "for_conversation"),
     ("simulator.store.repositories.calls", "CallsRepository", "insert"),
-    ("simulator.store.repositories.calls", "CallsRepository", "store_prompt"),
+    ("simulator.store.repositories.calls", "CallsRepository", "prompt_document"),
+    ("simulator.store.group_commit", "GroupCommit", "_write_batch"),
     ("simulator.store.repositories.calls", "CallsRepository", "for_conversation"),
-    ("simulator.store.repositories.conversations", "ConversationsRepository", "set_counters"),
     ("simulator.store.repositories.conversations", "ConversationsRepository", "set_status"),
     ("simulator.store.repositories.conversations", "ConversationsRepository", "get"),
     ("simulator.store.repositories.conversations", "ConversationsRepository", "summaries"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from simulator.analysis.similarity import (  # noqa: F401 (re-exported: measures' vocabulary)
     NEAR_DUPLICATE_RATIO,
@@ -236,7 +236,7 @@ def _first_of_key(item: tuple) -> str:
     return item[0][0]
 
 
-def mean_ci(values: list) -> tuple[float | None, float | None, float | None]:
+def mean_ci(values: Iterable) -> tuple[float | None, float | None, float | None]:
     """Mean and 95% t interval; with one value the interval is (None, None): unknown spread."""
     present = [float(v) for v in values if v is not None]
     n = len(present)
@@ -276,15 +276,24 @@ def cell_measures(
 
 def cell_row(cell_key: str, rows: list[dict], names: list[str], labels: dict | None) -> dict:
     """One cell's row of `cell_measures` from its conversations' rows."""
-    stored = rows[0].get("cell_label")
+    columns = {name: [r.get(name) for r in rows] for name in names}
+    return cell_row_of_columns(cell_key, rows[0], len(rows), columns, labels)
+
+
+def cell_row_of_columns(
+    cell_key: str, first: dict, n: int, columns: dict[str, Sequence], labels: dict | None
+) -> dict:
+    """`cell_row` from the cell's first row, its size and each measure's values in row order
+    (None or left out where a row has none): what a scope too large for its rows keeps."""
+    stored = first.get("cell_label")
     out: dict = {
         "cell_key": cell_key,
         "cell_label": stored,
         "label": (labels or {}).get(cell_key) or stored or cell_key,
-        "n": len(rows),
+        "n": n,
     }
-    for name in names:
-        mean, low, high = mean_ci([r.get(name) for r in rows])
+    for name, values in columns.items():
+        mean, low, high = mean_ci(values)
         out[f"{name}_mean"], out[f"{name}_ci_low"], out[f"{name}_ci_high"] = mean, low, high
     return out
 

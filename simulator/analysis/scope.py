@@ -49,7 +49,7 @@ def resolve_scope(store: Any, target_id: str) -> Scope:
 
 def _sweep_scope(store: Any, sweep_id: str) -> Scope:
     sweep = store.sweeps.get(sweep_id)
-    ids = [d["_id"] for d in store.sweeps.conversations(sweep_id)]
+    ids = store.sweeps.conversation_ids(sweep_id)  # ids only: documents are read per batch
     return Scope("sweep", sweep_id, sweep["experiment_id"], sweep["experiment"], sweep, ids)
 
 
@@ -66,8 +66,7 @@ def _conversation_scope(store: Any, conversation_id: str) -> Scope:
 
 def _experiment_scope(store: Any, experiment_id: str) -> Scope:
     doc = store.experiments.get(experiment_id)
-    docs = store.conversations.list(experiment_id=experiment_id)
-    ids = [d["_id"] for d in reversed(docs)]  # oldest first, like a sweep's order
+    ids = store.conversations.ids(experiment_id)[::-1]  # oldest first, like a sweep's order
     return Scope("experiment", experiment_id, experiment_id, _experiment_content(doc), None, ids)
 
 

@@ -81,14 +81,16 @@ def table_batches(
 ) -> Iterator[dict[str, list[dict]]]:
     """The tables of `size` conversations at a time, in scope order: each conversation's
     messages, summaries and calls in sequence order; scores by conversation (in scope
-    order), scorer, target and user. Conversations and messages are read once per batch."""
+    order), scorer, target and user. Every table is read once per batch (never per
+    conversation), and only the batch's documents are held: the scope holds ids."""
     roles = [r["name"] for r in scope.experiment.get("roles", [])]
     ids, size = scope.conversation_ids, size or BATCH
     for start in range(0, len(ids), size):
-        chunk = ids[start : start + size]
-        found = {d["_id"]: d for d in store.conversations.page(only=set(chunk), limit=None)}
-        docs = [found[cid] for cid in chunk if cid in found]
-        messages = store.messages.for_conversations([d["_id"] for d in docs])
+        docs = store.conversations.get_many(ids[start : start + size])
+        chunk = [d["_id"] for d in docs]
+        messages = store.messages.for_conversations(chunk)
+        summaries = store.conversations.summaries_for(chunk)
+        calls = store.calls.for_conversations(chunk)
         batch: dict[str, list[dict]] = {name: [] for name in TABLES}
         cell_keys: dict[str, str] = {}
         for doc in docs:
@@ -97,9 +99,8 @@ def table_batches(
             cell_keys[cid] = key
             batch["conversations"].append(row)
             batch["messages"].extend(message_row(m, key) for m in messages[cid])
-            summaries = store.conversations.summaries(cid)
-            batch["summaries"].extend(_summary_row(s, key) for s in summaries)
-            batch["calls"].extend(_call_row(c, key) for c in store.calls.for_conversation(cid))
+            batch["summaries"].extend(_summary_row(s, key) for s in summaries[cid])
+            batch["calls"].extend(_call_row(c, key) for c in calls[cid])
         scores = store.scores.for_conversations(list(cell_keys))
         position = {cid: i for i, cid in enumerate(cell_keys)}
         scores.sort(key=lambda s: (position.get(s["conversation_id"], -1), *_score_order(s)[1:]))

@@ -178,8 +178,7 @@ class _Runner:
                 turn += 1
             if len(self.summaries) < day:
                 await self._summarise(day, opening, lines)
-        recorder.sync_summaries(self.summaries)
-        recorder.mark("done")
+        recorder.mark("done", summaries=self.summaries)  # a resumed run's list may lag
         run.on_event(ev.ConversationFinished(run.conversation_id, "done", None, recorder.counters))
         return "done"
 
@@ -233,7 +232,7 @@ class _Runner:
             "tokens_in": completion.tokens_in,
             "tokens_out": completion.tokens_out,
         }
-        run.recorder.record_message(doc)
+        await run.recorder.record_message(doc)
         run.on_event(
             ev.MessageStored(
                 run.conversation_id,
@@ -265,5 +264,5 @@ class _Runner:
             raise ConversationFailed(f"the summary of day {day} failed: {exc}") from None
         text = completion.text.strip()
         self.summaries.append(text)
-        run.recorder.record_summary(day, text, completion.text, choice.model, self.summaries)
+        await run.recorder.record_summary(day, text, completion.text, choice.model, self.summaries)
         run.on_event(ev.DaySummarised(run.conversation_id, day, text))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -14,6 +14,7 @@ from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, redact
 from simulator.prompting.transcript import Line
 from simulator.store.clock import now
+from simulator.store.group_commit import GroupCommit
 from simulator.store.store import Store
 
 calls_log = logging.getLogger(CALLS_LOGGER)
@@ -33,14 +34,18 @@ COUNTER_NAMES = (
 
 class CallLedger:
     """Ledger rows of one call: `begin` stores the attempt as in flight before the request is
-    sent (so a kill -9 leaves it on record with no response); the call fills it in after."""
+    sent (so a kill -9 leaves it on record with no response); the call fills it in after.
 
-    def __init__(self, recorder: StoreRecorder, fixed: dict):
+    Writes go through the store's group commit (store/group_commit.py) and are awaited: the
+    request leaves only once its row is stored, the message only once the row is complete."""
+
+    def __init__(self, recorder: StoreRecorder, fixed: dict, prompt: dict | None):
         self._recorder = recorder
         self._fixed = fixed
+        self._prompt = prompt  # stored with the first row; None when this process stored it
         self._rows: dict[int, str] = {}  # attempt number -> ledger row id
 
-    def begin(self, number: int, started_at: datetime) -> None:
+    async def begin(self, number: int, started_at: datetime) -> None:
         row = {
             **self._fixed,
             "attempt": number,
@@ -50,9 +55,20 @@ class CallLedger:
             "error_kind": None,
             "created_at": started_at,
         }
-        self._rows[number] = self._insert(row)
+        recorder = self._recorder
+        prompt, self._prompt = self._prompt, None
+        # queued with the row, in the same flush: the prompts group goes out first, and a
+        # failure there fails the row too (group_commit.ORDER)
+        stored = recorder.writes().insert("prompts", prompt) if prompt is not None else None
+        try:
+            await self._insert(row, number)
+        finally:
+            if stored is not None and stored.done() and not stored.cancelled():
+                stored.exception()  # its outcome is the row's: heard there
+        if prompt is not None:
+            recorder.store.calls.remember_prompt(prompt["_id"])
 
-    def __call__(self, attempt: Attempt) -> None:
+    def __call__(self, attempt: Attempt) -> Awaitable[None] | None:
         completion = attempt.completion
         outcome = {
             "state": "done" if attempt.error is None else "failed",
@@ -67,13 +83,23 @@ class CallLedger:
             "error_kind": attempt.error_kind,
         }
         row_id = self._rows.pop(attempt.number, None)
-        calls = self._recorder.store.calls
+        if attempt.error_kind == "cancelled" and row_id is not None:
+            # no awaiting inside a cancellation: queued after the row's insert, written by the
+            # next flush (at the latest when the recorder marks the conversation interrupted)
+            self._recorder.writes().update("calls", {"_id": row_id}, outcome)
+            self._recorder.count_call(
+                {**self._fixed, "_id": row_id, "attempt": attempt.number, **outcome}
+            )
+            return None
+        return self._complete(attempt, row_id, outcome)
+
+    async def _complete(self, attempt: Attempt, row_id: str | None, outcome: dict) -> None:
         if row_id is None:  # a caller that did not announce the attempt
             doc = {**self._fixed, "attempt": attempt.number, "created_at": attempt.started_at}
             doc.update(outcome)
-            doc["_id"] = self._insert(doc)
+            doc["_id"] = await self._insert(doc, attempt.number)
         else:
-            calls.complete(row_id, outcome)
+            await self._recorder.writes().update("calls", {"_id": row_id}, outcome)
             doc = {**self._fixed, "_id": row_id, "attempt": attempt.number, **outcome}
         self._recorder.count_call(doc)
         if calls_log.isEnabledFor(logging.DEBUG):  # off unless SIM_LOG_CALLS=1: see logs.py
@@ -90,15 +116,19 @@ class CallLedger:
                 f": {attempt.error}" if attempt.error else "",
             )
 
-    def _insert(self, row: dict) -> str:
+    async def _insert(self, row: dict, number: int) -> str:
         """Insert with the next `seq`; a clash means another run of this conversation wrote
-        calls meanwhile (lease takeover), so continue after the highest stored `seq`."""
+        calls meanwhile (lease takeover), so continue after the highest stored `seq`. The row
+        id is known before the write, so a cancellation while it is queued still completes it."""
         recorder = self._recorder
         for _ in range(100):
-            seq = recorder.next_call_seq()
-            if recorder.store.calls.insert_at(recorder.conversation_id, seq, row):
-                row["seq"] = seq
-                return f"{recorder.conversation_id}-c{seq:06d}"
+            document = recorder.store.calls.row(
+                recorder.conversation_id, recorder.next_call_seq(), row
+            )
+            self._rows[number] = document["_id"]
+            if await recorder.writes().insert("calls", document):
+                row["seq"] = document["seq"]
+                return document["_id"]
             recorder.resync_call_seq()
         raise RuntimeError(f"could not allocate a ledger seq for {recorder.conversation_id}")
 
@@ -124,6 +154,7 @@ class StoreRecorder:
         conversation_id: str,
         on_call: Callable[[dict], None] | None = None,
         lease_owner: str | None = None,
+        never_started: bool = False,
     ):
         self.store = store
         self.conversation_id = conversation_id
@@ -132,9 +163,27 @@ class StoreRecorder:
         self._counters_written = 0.0
         self.counters = dict.fromkeys(COUNTER_NAMES, 0)
         self._call_seq = 0
+        # no run ever marked it running, so it holds no message, call or summary: nothing to
+        # read back (a run that starts meanwhile elsewhere is caught by the unique ids)
+        self._never_started = never_started
+        self._writes: GroupCommit | None = None
+        self.status: str | None = None  # as last marked by this run
+        self.error: str | None = None
+
+    def writes(self) -> GroupCommit:
+        """The group commit of the running event loop (shared by a sweep's conversations)."""
+        self._writes = self.store.group_commit()
+        return self._writes
+
+    def _flush_queued(self) -> None:
+        """Before a synchronous write: whatever this recorder queued goes first."""
+        if self._writes is not None:
+            self._writes.flush_now()
 
     def load_progress(self) -> Progress:
         progress = Progress()
+        if self._never_started:
+            return progress
         for doc in self.store.messages.for_conversation(self.conversation_id):
             progress.lines_by_day.setdefault(doc["day"], []).append(
                 Line(doc["speaker"], doc["text"])
@@ -151,11 +200,16 @@ class StoreRecorder:
             self._count_call(call)
         return progress
 
-    def mark(self, status: str, error: str | None = None) -> None:
-        self.store.conversations.set_status(self.conversation_id, status, error, self._owner)
-        self.store.conversations.set_counters(
-            self.conversation_id, dict(self.counters), self._owner
-        )
+    def mark(
+        self, status: str, error: str | None = None, summaries: list[str] | None = None
+    ) -> None:
+        """Status, counters and (at the end, after a resume) the summary list: one write."""
+        self._flush_queued()
+        also: dict = {"counters": dict(self.counters)}
+        if summaries is not None:
+            also["summaries"] = _listed(summaries)
+        self.store.conversations.set_status(self.conversation_id, status, error, self._owner, also)
+        self.status, self.error = status, error
 
     def call_recorder(
         self,
@@ -173,7 +227,7 @@ class StoreRecorder:
         `index` is the position within the day of the message the call serves (for a summary,
         the day's message count); `base_url` is the endpoint actually called.
         """
-        digest = self.store.calls.store_prompt(messages)
+        digest, prompt = self.store.calls.prompt_document(messages)
         fixed = {
             "conversation_id": self.conversation_id,
             "purpose": purpose,
@@ -188,7 +242,7 @@ class StoreRecorder:
             "params": params.as_dict(),
             "prompt_hash": digest,
         }
-        return CallLedger(self, fixed)
+        return CallLedger(self, fixed, prompt)
 
     def next_call_seq(self) -> int:
         self._call_seq += 1
@@ -203,21 +257,25 @@ class StoreRecorder:
         if self._on_call is not None:
             self._on_call(doc)
 
-    def record_message(self, doc: dict) -> None:
+    async def record_message(self, doc: dict) -> None:
         """Insert a message; a message already stored at that place means another worker has
         taken this conversation over, so this run must stop rather than fork the transcript."""
-        full = {"conversation_id": self.conversation_id, "created_at": now(), **doc}
-        if not self.store.messages.insert(full):
+        full = self.store.messages.document(
+            {"conversation_id": self.conversation_id, "created_at": now(), **doc}
+        )
+        if not await self.writes().insert("messages", full):
             raise TranscriptTaken(
                 f"message {doc['index'] + 1} of day {doc['day']} of {self.conversation_id} was "
                 "already stored by another run"
             )
         self._count_message(full)
-        self._write_counters()
+        await self._write_counters()
 
-    def record_summary(
+    async def record_summary(
         self, day: int, text: str, raw: str, model: str, all_texts: list[str]
     ) -> None:
+        """The day's summary on its own, then the whole list and the counters on the
+        conversation (no $push: see DESIGN); a summary already stored (a rerun) stays."""
         summary = {
             "_id": f"{self.conversation_id}-d{day:03d}",
             "conversation_id": self.conversation_id,
@@ -228,28 +286,22 @@ class StoreRecorder:
             "created_at": now(),
             "schema_version": 1,
         }
-        listed = [{"day": i + 1, "text": t} for i, t in enumerate(all_texts)]
-        self.store.conversations.add_summary(self.conversation_id, summary, listed)
         self.counters["summaries"] = len(all_texts)
-        self.store.conversations.set_counters(
-            self.conversation_id, dict(self.counters), self._owner
-        )
+        writes = self.writes()
+        await writes.insert("summaries", summary)
+        guard = self.store.conversations.guard(self.conversation_id, self._owner)
+        fields = {"summaries": _listed(all_texts), "counters": dict(self.counters)}
+        await writes.update("conversations", guard, fields)
 
-    def _write_counters(self, every_s: float = 5.0) -> None:
+    async def _write_counters(self, every_s: float = 5.0) -> None:
         """Counters for progress displays, at most every 5 s per conversation: rewriting the
         conversation document after every message cost more than the message itself. They are
         exact at every status change (`mark`) and recounted from the messages on resume."""
         moment = time.monotonic()
         if moment - self._counters_written >= every_s:
             self._counters_written = moment
-            self.store.conversations.set_counters(
-                self.conversation_id, dict(self.counters), self._owner
-            )
-
-    def sync_summaries(self, texts: list[str]) -> None:
-        """After a resume the conversation's summary list may lag the summaries collection."""
-        listed = [{"day": i + 1, "text": t} for i, t in enumerate(texts)]
-        self.store.conversations.set_summaries(self.conversation_id, listed)
+            guard = self.store.conversations.guard(self.conversation_id, self._owner)
+            await self.writes().update("conversations", guard, {"counters": dict(self.counters)})
 
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1
@@ -262,6 +314,11 @@ class StoreRecorder:
         self.counters["failed_calls"] += int(doc.get("error") is not None)
         self.counters["tokens_in"] += doc.get("tokens_in") or 0
         self.counters["tokens_out"] += doc.get("tokens_out") or 0
+
+
+def _listed(summaries: list[str]) -> list[dict]:
+    """A conversation's summary list as stored on it: one entry per day."""
+    return [{"day": i + 1, "text": text} for i, text in enumerate(summaries)]
 
 
 def _redacted(value):

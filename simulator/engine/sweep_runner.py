@@ -131,11 +131,10 @@ class SweepRunner:
                     return
             doc = self.store.sweeps.claim(self._candidates.pop(0), self.worker, ttl_ms)
             if doc is not None:
-                self._active[doc["_id"]] = asyncio.create_task(
-                    self._run_one(doc["_id"]), name=doc["_id"]
-                )
+                self._active[doc["_id"]] = asyncio.create_task(self._run_one(doc), name=doc["_id"])
 
-    async def _run_one(self, conversation_id: str) -> str:
+    async def _run_one(self, doc: dict) -> str:
+        conversation_id = doc["_id"]
         try:
             outcome = await conv_service.run(
                 self.store,
@@ -145,6 +144,7 @@ class SweepRunner:
                 experiment=self.experiment,
                 on_call=self._count_call,
                 lease_owner=self.worker,
+                doc=doc,
             )
             return outcome.status
         except TranscriptTaken as exc:

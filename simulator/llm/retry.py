@@ -163,9 +163,37 @@ class AttemptLedger(Protocol):
     """An `on_attempt` that also wants to know when a request is about to leave, so that a
     call in flight when the process dies is still on record (with no response)."""
 
-    def begin(self, number: int, started_at: datetime) -> None: ...
+    def begin(self, number: int, started_at: datetime) -> Awaitable[None] | None: ...
 
     def __call__(self, attempt: Attempt) -> Awaitable[None] | None: ...
+
+
+async def _begin(on_attempt: OnAttempt | None, number: int, started_at: datetime) -> None:
+    """Let a ledger store the attempt as in flight; its store errors are not the model's."""
+    if isinstance(on_attempt, AttemptLedger):
+        began = on_attempt.begin(number, started_at)
+        if inspect.isawaitable(began):
+            await began
+
+
+def _report_cancelled(
+    on_attempt: OnAttempt | None, number: int, started_at: datetime, waited_s: float, t0: float
+) -> None:
+    if on_attempt is None:
+        return
+    result = on_attempt(
+        Attempt(
+            number=number,
+            completion=None,
+            error="cancelled before the reply arrived",
+            error_kind="cancelled",
+            latency_s=time.perf_counter() - t0,
+            started_at=started_at,
+            waited_s=waited_s,
+        )
+    )
+    if inspect.iscoroutine(result):
+        result.close()  # no awaiting inside a cancellation
 
 
 def error_kind(exc: BaseException) -> ErrorKind:
@@ -234,30 +262,17 @@ class ResilientBackend:
         completion: Completion | None = None
         async with self.pool.slot():
             started_at, t0 = _utc_now_ms(), time.perf_counter()
-            if isinstance(on_attempt, AttemptLedger):
-                on_attempt.begin(number, started_at)
             try:
-                completion = await self.backend.chat(messages, params)
+                await _begin(on_attempt, number, started_at)  # stored before the request leaves
+                try:
+                    completion = await self.backend.chat(messages, params)
+                except Exception as exc:
+                    error = exc
             except asyncio.CancelledError:
                 # Ctrl-C or a lost lease: the request is abandoned (its HTTP stream closed by
                 # the cancellation); the ledger row says so rather than staying "in flight".
-                if on_attempt is not None:
-                    result = on_attempt(
-                        Attempt(
-                            number=number,
-                            completion=None,
-                            error="cancelled before the reply arrived",
-                            error_kind="cancelled",
-                            latency_s=time.perf_counter() - t0,
-                            started_at=started_at,
-                            waited_s=t0 - queued,
-                        )
-                    )
-                    if inspect.iscoroutine(result):
-                        result.close()  # no awaiting inside a cancellation
+                _report_cancelled(on_attempt, number, started_at, t0 - queued, t0)
                 raise
-            except Exception as exc:
-                error = exc
             latency = time.perf_counter() - t0
         if error is not None:
             next_wait[0] = self.policy.delay_after(number, error)

@@ -205,14 +205,22 @@ async def run(
     experiment: Experiment | None = None,
     on_call: Callable[[dict], None] | None = None,
     lease_owner: str | None = None,
+    doc: dict | None = None,
 ) -> RunOutcome:
-    """Run or resume one stored conversation. A sweep passes its experiment snapshot."""
-    doc = store.conversations.get(conversation_id)
+    """Run or resume one stored conversation. A sweep passes its experiment snapshot and the
+    conversation document its claim returned."""
+    doc = doc or store.conversations.get(conversation_id)
     if experiment is None:
         snapshot = doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
         experiment = Experiment.from_stored(snapshot)
     spec = ConversationSpec.model_validate(doc["spec"])
-    recorder = StoreRecorder(store, conversation_id, on_call=on_call, lease_owner=lease_owner)
+    recorder = StoreRecorder(
+        store,
+        conversation_id,
+        on_call=on_call,
+        lease_owner=lease_owner,
+        never_started=doc.get("started_at") is None,
+    )
     conversation = ConversationRun(
         conversation_id,
         experiment,
@@ -224,8 +232,7 @@ async def run(
         manual_input,
     )
     status = await run_conversation(conversation)
-    final = store.conversations.get(conversation_id)
-    return RunOutcome(conversation_id, status, final.get("error"), final.get("counters", {}))
+    return RunOutcome(conversation_id, status, recorder.error, dict(recorder.counters))
 
 
 PAGE = 50  # conversations per listing page (`conversation list`, the menu's picker)

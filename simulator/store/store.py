@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
 from simulator.store.database import Connection, open_database
 from simulator.store.foreign import (
@@ -11,6 +12,7 @@ from simulator.store.foreign import (
     import_command,
     is_foreign_id,
 )
+from simulator.store.group_commit import GroupCommit
 from simulator.store.migrations import migrate
 from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
@@ -31,12 +33,26 @@ class Store:
     calls: CallsRepository
     sweeps: SweepsRepository
     scores: ScoresRepository
+    _group_commit: GroupCommit | None = field(default=None, repr=False)
+
+    def group_commit(self) -> GroupCommit:
+        """The batched writer of the running event loop: a sweep's conversations share it, so
+        their hot-path writes go out together (see group_commit.py)."""
+        loop = asyncio.get_running_loop()
+        if self._group_commit is None or self._group_commit.loop is not loop:
+            if self._group_commit is not None:
+                self._group_commit.close()
+            self._group_commit = GroupCommit(self.db, loop)
+        return self._group_commit
 
     @property
     def db(self):
         return self.connection.db
 
     def close(self) -> None:
+        if self._group_commit is not None:
+            self._group_commit.close()
+            self._group_commit = None
         self.connection.close()
 
     @property

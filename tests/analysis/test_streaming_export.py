@@ -123,15 +123,15 @@ def test_a_failure_mid_stream_leaves_nothing(tmp_path, prison_path, monkeypatch,
     sweep_id = five_conversations(store, prison_path)
     scope = resolve_scope(store, sweep_id)
     monkeypatch.setattr(tables_mod, "BATCH", 2)
-    real, seen = store.calls.for_conversation, []
+    real, seen = store.calls.for_conversations, []
 
-    def calls(cid: str) -> list[dict]:
-        seen.append(cid)
-        if len(seen) == 4:  # the second batch: the first is already on disk
+    def calls(ids: list[str]) -> dict[str, list[dict]]:
+        seen.append(ids)
+        if len(seen) == 2:  # the second batch: the first is already on disk
             raise RuntimeError("the store went away")
-        return real(cid)
+        return real(ids)
 
-    monkeypatch.setattr(store.calls, "for_conversation", calls)
+    monkeypatch.setattr(store.calls, "for_conversations", calls)
     out = tmp_path / "out"
     if existing:
         out.mkdir()

@@ -3,6 +3,7 @@ at once, kill -9 leaves the call on record, and a takeover never reuses a ledger
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -119,13 +120,17 @@ def test_a_takeover_never_reuses_a_ledger_seq(tmp_path, prison_path):
     old.load_progress()
     new.load_progress()
     choice = spec.role_llms["Guard"]
-    for recorder in (old, new, old, new):
-        ledger = recorder.call_recorder(
-            "agent_turn", 1, 0, "Guard_1", choice, [{"role": "user", "content": "x"}],
-            GenerationParams(),
-        )  # fmt: skip
-        ledger.begin(1, _utc_now_ms())
-        ledger(Attempt(1, None, "boom", "transient", 0.01, _utc_now_ms()))
+
+    async def four_calls() -> None:
+        for recorder in (old, new, old, new):
+            ledger = recorder.call_recorder(
+                "agent_turn", 1, 0, "Guard_1", choice, [{"role": "user", "content": "x"}],
+                GenerationParams(),
+            )  # fmt: skip
+            await ledger.begin(1, _utc_now_ms())
+            await ledger(Attempt(1, None, "boom", "transient", 0.01, _utc_now_ms()))
+
+    asyncio.run(four_calls())
     seqs = [c["seq"] for c in store.calls.for_conversation(conv["_id"])]
     assert sorted(seqs) == [1, 2, 3, 4]  # before: 1, 1, 2, 2
     store.close()

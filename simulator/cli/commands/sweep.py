@@ -114,7 +114,7 @@ def create_cmd(
     ):
         app.console.print("Nothing created.")
         return
-    doc, added = service.create(app.store, view, spec, app.user)
+    doc, added = service.create(app.store, view, spec, app.user, plan)
     if as_json:
         app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
     else:

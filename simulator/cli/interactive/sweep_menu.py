@@ -167,7 +167,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
         return
     concurrency = ask.ask_int("Conversations at a time", 1, 256, default=8)
     assert concurrency is not None
-    doc, added = service.create(app.store, view, spec, app.user)
+    doc, added = service.create(app.store, view, spec, app.user, plan)
     app.console.print(f"Sweep {doc['_id']}: {added} new conversation(s) stored.", markup=False)
     try:
         _run(app, doc["_id"], concurrency, (), LEASE_TTL_S, False, "Running")

@@ -10,6 +10,8 @@ from typing import Any
 from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.ids import canonical_json, new_id
+from simulator.store.batched import BatchReader
+from simulator.store.embedded import OURS_FIELD, has_id_prefix, id_range, sort_key, table_of
 from simulator.store.foreign import ours
 
 SCHEMA_VERSION = 1
@@ -21,12 +23,22 @@ class CallsRepository:
         self._calls = db.calls
         self._prompts = db.prompts
         self._known_prompts: set[str] = set()
+        self._batched = BatchReader(self._calls)  # see for_conversations
 
     def ensure_indexes(self) -> None:
         self._calls.create_index([("conversation_id", 1), ("seq", 1)])
 
     def store_prompt(self, messages: list[dict]) -> str:
-        """Store a prompt once and return its hash (the `prompt_hash` of the calls that sent it).
+        """Store a prompt once and return its hash (the `prompt_hash` of the calls that sent it)."""
+        digest, document = self.prompt_document(messages)
+        if document is not None:
+            with contextlib.suppress(DuplicateKeyError):
+                self._prompts.insert_one(document)
+            self.remember_prompt(digest)
+        return digest
+
+    def prompt_document(self, messages: list[dict]) -> tuple[str, dict | None]:
+        """A prompt's hash and the document that stores it (None when this process stored it).
 
         The messages are kept as one JSON string rather than nested documents: a prompt is an
         opaque record, and the embedded store walks and copies every nested value it writes.
@@ -34,30 +46,31 @@ class CallsRepository:
         text = canonical_json(messages)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest in self._known_prompts:
-            return digest
-        with contextlib.suppress(DuplicateKeyError):
-            self._prompts.insert_one(
-                {"_id": digest, "messages_json": text, "schema_version": PROMPT_SCHEMA_VERSION}
-            )
+            return digest, None
+        document = {"_id": digest, "messages_json": text, "schema_version": PROMPT_SCHEMA_VERSION}
+        return digest, document
+
+    def remember_prompt(self, digest: str) -> None:
+        """A prompt now stored (by this process or another): later calls skip writing it."""
         self._known_prompts.add(digest)
         if len(self._known_prompts) > 50_000:
             self._known_prompts.clear()
-        return digest
 
-    def insert_at(self, conversation_id: str, seq: int, doc: dict) -> bool:
-        """Insert a ledger row at `seq`; False when that seq is taken (another run wrote it).
-
-        The id is derived from the conversation and the seq, so uniqueness holds on every store
-        flavour without a compound unique index.
-        """
-        row = {
+    @staticmethod
+    def row(conversation_id: str, seq: int, doc: dict) -> dict:
+        """The ledger row at `seq`. Its id is derived from the conversation and the seq, so
+        uniqueness holds on every store flavour without a compound unique index."""
+        return {
             "_id": f"{conversation_id}-c{seq:06d}",
             "schema_version": SCHEMA_VERSION,
             **doc,
             "seq": seq,
         }
+
+    def insert_at(self, conversation_id: str, seq: int, doc: dict) -> bool:
+        """Insert a ledger row at `seq`; False when that seq is taken (another run wrote it)."""
         try:
-            self._calls.insert_one(row)
+            self._calls.insert_one(self.row(conversation_id, seq, doc))
         except DuplicateKeyError:
             return False
         return True
@@ -81,6 +94,28 @@ class CallsRepository:
 
     def for_conversation(self, conversation_id: str) -> list[dict]:
         return list(self._calls.find(ours({"conversation_id": conversation_id})).sort("seq", 1))
+
+    def for_conversations(self, conversation_ids: list[str]) -> dict[str, list[dict]]:
+        """The ledgers of a batch of conversations, each in `seq` order as `for_conversation`
+        gives it: one query per 500 on a server (see batched.py); on the embedded store each
+        conversation's id range (ledger ids start with the conversation id, see `row`), never
+        its whole-collection index. A store holding the first version's `call_` ids asks the
+        query instead (those ids say nothing of their conversation)."""
+        found: dict[str, list[dict]] = {cid: [] for cid in conversation_ids}
+        table = table_of(self._calls)
+        if table is not None and not has_id_prefix(table, "call_"):
+            for cid in conversation_ids:
+                found[cid] = [
+                    doc
+                    for doc in id_range(table, f"{cid}-", f"{cid}.")  # "." follows "-"
+                    if doc.get("conversation_id") == cid and OURS_FIELD in doc
+                ]
+        else:
+            for doc in self._batched.find(conversation_ids, ours()):
+                found[doc["conversation_id"]].append(doc)
+        for docs in found.values():  # stable, like .sort("seq", 1)
+            docs.sort(key=lambda d: sort_key(d.get("seq")))
+        return found
 
     def prompt(self, digest: str) -> list[dict]:
         doc = self._prompts.find_one({"_id": digest})

@@ -9,8 +9,17 @@ from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound, PermissionRefused
+from simulator.store.batched import BatchReader
 from simulator.store.clock import as_datetime, now
 from simulator.store.counting import count
+from simulator.store.embedded import (
+    OURS_FIELD,
+    by_ids,
+    id_range,
+    ids_sorted,
+    sort_key,
+    table_of,
+)
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index, ensure_sparse_unique
 
@@ -25,6 +34,7 @@ class ConversationsRepository:
     def __init__(self, db: Any):
         self._col = db.conversations
         self._summaries = db.summaries
+        self._batched_summaries = BatchReader(self._summaries)  # see summaries_for
 
     def ensure_indexes(self) -> None:
         self._col.create_index([("experiment_id", 1), ("created_at", -1)])
@@ -129,7 +139,7 @@ class ConversationsRepository:
         return sorted(docs, key=lambda d: (as_datetime(d["created_at"]), d["_id"]), reverse=True)
 
     @staticmethod
-    def _guard(conversation_id: str, lease_owner: str | None) -> dict:
+    def guard(conversation_id: str, lease_owner: str | None) -> dict:
         """A worker that lost its lease must not overwrite the new owner's writes."""
         return {"_id": conversation_id, **({"lease_owner": lease_owner} if lease_owner else {})}
 
@@ -139,35 +149,84 @@ class ConversationsRepository:
         status: str,
         error: str | None = None,
         lease_owner: str | None = None,
+        also: dict | None = None,
     ) -> None:
+        """Set the status (and `also`: counters, the summary list) in one write."""
         assert status in STATUSES
-        changes: dict = {"status": status, "error": error}
+        changes: dict = {"status": status, "error": error, **(also or {})}
         if status == "running":
             changes["started_at"] = now()
         elif status in ("done", "failed", "interrupted"):
             changes["finished_at"] = now()
-        self._col.update_one(self._guard(conversation_id, lease_owner), {"$set": changes})
+        self._col.update_one(self.guard(conversation_id, lease_owner), {"$set": changes})
 
-    def set_counters(
-        self, conversation_id: str, counters: dict, lease_owner: str | None = None
+    def add_summary(
+        self,
+        conversation_id: str,
+        summary: dict,
+        all_summaries: list[dict],
+        lease_owner: str | None = None,
+        also: dict | None = None,
     ) -> None:
-        self._col.update_one(
-            self._guard(conversation_id, lease_owner), {"$set": {"counters": counters}}
-        )
-
-    def add_summary(self, conversation_id: str, summary: dict, all_summaries: list[dict]) -> None:
-        """Stored on its own, and the whole list on the conversation (no $push: see DESIGN)."""
+        """Stored on its own, and the whole list on the conversation (no $push: see DESIGN),
+        with `also` (the counters) in the same write."""
         with contextlib.suppress(DuplicateKeyError):
             self._summaries.insert_one(summary)
-        self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": all_summaries}})
-
-    def set_summaries(self, conversation_id: str, listed: list[dict]) -> None:
-        """The conversation's summary list, whole (no $push: see DESIGN)."""
-        self._col.update_one({"_id": conversation_id}, {"$set": {"summaries": listed}})
+        self._col.update_one(
+            self.guard(conversation_id, lease_owner),
+            {"$set": {"summaries": all_summaries, **(also or {})}},
+        )
 
     def summaries(self, conversation_id: str) -> list[dict]:
         query = ours({"conversation_id": conversation_id})
         return list(self._summaries.find(query).sort("day", 1))
+
+    def summaries_for(self, conversation_ids: list[str]) -> dict[str, list[dict]]:
+        """The summaries of a batch of conversations, each list by day as `summaries` gives
+        it: one query per 500 on a server (see batched.py); on the embedded store each
+        conversation's id range (summary ids start with the conversation id), never its
+        whole-collection index."""
+        found: dict[str, list[dict]] = {cid: [] for cid in conversation_ids}
+        table = table_of(self._summaries)
+        if table is not None:
+            for cid in conversation_ids:
+                found[cid] = [
+                    doc
+                    for doc in id_range(table, f"{cid}-", f"{cid}.")  # "." follows "-"
+                    if doc.get("conversation_id") == cid and OURS_FIELD in doc
+                ]
+        else:
+            for doc in self._batched_summaries.find(conversation_ids, ours()):
+                found[doc["conversation_id"]].append(doc)
+        for docs in found.values():  # stable, like .sort("day", 1)
+            docs.sort(key=lambda d: sort_key(d.get("day")))
+        return found
+
+    def get_many(self, conversation_ids: list[str]) -> list[dict]:
+        """This tool's conversations with these ids, in the order given, missing ones skipped:
+        one query per 500 (by `_id` from the embedded store's table, which builds no index)."""
+        table = table_of(self._col)
+        if table is not None:
+            return [doc for doc in by_ids(table, conversation_ids) if OURS_FIELD in doc]
+        found: dict[str, dict] = {}
+        for start in range(0, len(conversation_ids), 500):
+            chunk = conversation_ids[start : start + 500]
+            found.update((d["_id"], d) for d in self._col.find(ours({"_id": {"$in": chunk}})))
+        return [found[cid] for cid in conversation_ids if cid in found]
+
+    def ids(self, experiment_id: str) -> list[str]:
+        """The ids of the experiment's conversations in the order of `list` (newest first),
+        without their documents (see SweepsRepository.conversation_ids)."""
+        table = table_of(self._col)
+        if table is not None:
+
+            def keep(doc: dict) -> bool:
+                return doc.get("experiment_id") == experiment_id and OURS_FIELD in doc
+
+            return ids_sorted(table, experiment_id, keep, "created_at", descending=True)
+        query = self._listing(experiment_id, None)
+        cursor = self._col.find(query, {"_id": 1, "created_at": 1}).sort("created_at", -1)
+        return [d["_id"] for d in cursor]
 
     def require_owner(self, conversation_id: str, actor: str, action: str) -> dict:
         doc = self.get(conversation_id)

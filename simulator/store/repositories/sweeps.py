@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.ids import new_id
 from simulator.errors import NotFound
+from simulator.store.bulk_insert import insert_new
 from simulator.store.clock import epoch_ms, now
 from simulator.store.counting import count_by, is_server_collection
 from simulator.store.foreign import ours
@@ -90,24 +91,14 @@ class SweepsRepository:
             found.update(d["key"] for d in self._convs.find({"key": {"$in": chunk}}, {"key": 1}))
         return found
 
-    def insert_conversations(self, docs: list[dict]) -> int:
-        """Insert the planned conversations whose key is new; return how many were added."""
-        existing = self.existing_keys([d["key"] for d in docs])  # once, not once per document
-        fresh = [d for d in docs if d["key"] not in existing]
-        added = 0
-        for start in range(0, len(fresh), 500):
-            chunk = fresh[start : start + 500]
-            try:
-                self._convs.insert_many(chunk, ordered=True)
-                added += len(chunk)
-            except Exception:  # a concurrent creator inserted some: fall back to one by one
-                for doc in chunk:
-                    try:
-                        self._convs.insert_one(doc)
-                        added += 1
-                    except DuplicateKeyError:
-                        pass
-        return added
+    def insert_conversations(self, docs: Iterable[dict]) -> int:
+        """Insert the planned conversations whose key is new; return how many were added.
+
+        `docs` may be a generator: it is consumed a batch at a time. On the embedded store all
+        of them go into one transaction (a failure or a kill stores none); on a server, batches
+        (a re-create stores what an interrupted one left out). A conversation whose random
+        `_id` is taken gets another. See store/bulk_insert.py."""
+        return insert_new(self._convs, docs, "key", lambda: new_id("conv"))
 
     @contextlib.contextmanager
     def _claim_lock(self) -> Iterator[None]:
@@ -262,6 +253,19 @@ class SweepsRepository:
     def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
         query = {"sweep_id": sweep_id, **({"status": status} if status else {})}
         return list(self._convs.find(query).sort("order", 1))
+
+    def conversation_ids(self, sweep_id: str) -> list[str]:
+        """The sweep's conversation ids in the order of `conversations`, without documents: an
+        export of 100,000 holds ids and reads the documents a batch at a time. On the embedded
+        store one pass over its table (a query there indexes every conversation and a sort
+        copies each one it sees: see simulator/store/embedded.py)."""
+        from simulator.store.embedded import ids_sorted, table_of
+
+        table = table_of(self._convs)
+        if table is not None:
+            return ids_sorted(table, sweep_id, lambda d: d.get("sweep_id") == sweep_id, "order")
+        cursor = self._convs.find({"sweep_id": sweep_id}, {"_id": 1, "order": 1}).sort("order", 1)
+        return [d["_id"] for d in cursor]
 
     def reset_failed(self, sweep_id: str) -> int:
         result = self._convs.update_many(

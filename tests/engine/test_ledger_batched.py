@@ -1,0 +1,85 @@
+"""The call ledger through the group commit: a request leaves only once its row is stored, and a
+call cancelled while its row is still queued ends up "cancelled" on record, never in flight."""
+
+from __future__ import annotations
+
+import asyncio
+
+from simulator.domain.params import GenerationParams
+from simulator.engine.recorder import StoreRecorder
+from simulator.llm.base import Completion
+from simulator.llm.retry import PoolRegistry
+from simulator.services import conversations as conv_service
+from simulator.services import experiments as exp_service
+from simulator.store.store import open_store_uri
+
+
+class _Backend:
+    """Notes whether the ledger row was stored when the request left, then waits."""
+
+    model = "mock:slow"
+    endpoint = "mock"
+
+    def __init__(self, store, conversation_id: str, wait_s: float) -> None:
+        self._store, self._conversation_id, self._wait_s = store, conversation_id, wait_s
+        self.rows_at_send: list[str] = []
+
+    async def chat(self, messages, params) -> Completion:
+        rows = self._store.calls.for_conversation(self._conversation_id)
+        self.rows_at_send.extend(row["state"] for row in rows)
+        await asyncio.sleep(self._wait_s)
+        return Completion(text="hello", tokens_in=3, tokens_out=1, latency_s=self._wait_s)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _setup(tmp_path, prison_path):
+    store = open_store_uri(str(tmp_path / "store"))
+    view = exp_service.import_yaml(store, prison_path, "alice")
+    spec = conv_service.build_spec(view, agents="guard=1,prisoner=1", total_messages=2,
+                                   llm="mock:a")  # fmt: skip
+    conversation = conv_service.create(store, view, spec, "alice")
+    return store, spec, conversation["_id"]
+
+
+def _call(recorder, spec, backend):
+    ledger = recorder.call_recorder(
+        "agent_turn", 1, 0, "Guard_1", spec.role_llms["Guard"],
+        [{"role": "user", "content": "x"}], GenerationParams(),
+    )  # fmt: skip
+    resilient = PoolRegistry().wrap(backend)
+    return resilient.chat([{"role": "user", "content": "x"}], GenerationParams(), ledger)
+
+
+def test_the_request_leaves_after_its_row_and_prompt_are_stored(tmp_path, prison_path):
+    store, spec, conversation_id = _setup(tmp_path, prison_path)
+    backend = _Backend(store, conversation_id, wait_s=0.01)
+    recorder = StoreRecorder(store, conversation_id)
+    asyncio.run(_call(recorder, spec, backend))
+    assert backend.rows_at_send == ["in_flight"]
+    (row,) = store.calls.for_conversation(conversation_id)
+    assert row["state"] == "done" and row["response"] == "hello"
+    assert store.calls.prompt(row["prompt_hash"]) == [{"role": "user", "content": "x"}]
+    store.close()
+
+
+def test_a_call_cancelled_while_its_row_is_queued_is_recorded_cancelled(tmp_path, prison_path):
+    store, spec, conversation_id = _setup(tmp_path, prison_path)
+    backend = _Backend(store, conversation_id, wait_s=60)
+    recorder = StoreRecorder(store, conversation_id)
+
+    async def cancel_at_once() -> None:
+        task = asyncio.ensure_future(_call(recorder, spec, backend))
+        await asyncio.sleep(0)  # the row is queued, not yet flushed
+        assert store.calls.for_conversation(conversation_id) == []
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        recorder.mark("interrupted", "stopped by the user")  # flushes what is queued first
+
+    asyncio.run(cancel_at_once())
+    assert backend.rows_at_send == []  # the request never left
+    (row,) = store.calls.for_conversation(conversation_id)
+    assert row["state"] == "failed" and row["error_kind"] == "cancelled"
+    assert recorder.counters["calls"] == 1
+    store.close()

@@ -11,8 +11,12 @@ MongoDB servers or mongomock (`table_of` gives None there), which answer the que
 
 from __future__ import annotations
 
+import heapq
+import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+from simulator.store.bson_fields import top_fields
 
 OURS_FIELD = "schema_version"  # what `foreign.ours()` asks for: documents this tool wrote
 
@@ -43,18 +47,70 @@ def by_ids(table: Any, ids: Iterable[Any]) -> Iterator[dict]:
     return table.get_many(list(ids))
 
 
-def matching(table: Any, needle: str, keep: Callable[[dict], bool]) -> Iterator[dict]:
+def matching(
+    table: Any, needle: str | bytes | tuple[str | bytes, ...], keep: Callable[[dict], bool]
+) -> Iterator[dict]:
     """Every document for which `keep` is true, in natural (insertion) order, one at a time.
 
-    `needle`: a text every kept document holds (the id it is filtered on); documents whose
-    stored bytes lack it are skipped without being decoded."""
-    raw_needle = needle.encode("utf-8")
+    `needle`: a text (or several) every kept document holds (the id it is filtered on, a
+    `string_element`); documents whose stored bytes lack one are skipped without being
+    decoded. `keep` still decides: a needle only saves decoding."""
+    needles = [n.encode("utf-8") if isinstance(n, str) else n for n in _as_tuple(needle)]
     query = f"SELECT doc FROM {table._table_name} ORDER BY ROWID"
     for (raw,) in table._connection.execute(query):
-        if raw_needle in raw:
+        if all(n in raw for n in needles):
             doc = table._decode_doc(raw)
             if keep(doc):
                 yield doc
+
+
+def count_ours(table: Any) -> tuple[int, int]:
+    """How many documents this tool wrote and how many it did not (no top-level
+    `schema_version`), reading only each document's first fields (it is the second or third
+    of ours): 0.7 s at 100,000 conversations, against 10 s through the query index."""
+    mark = OURS_FIELD.encode()
+    names, options = frozenset({mark}), table._codec_options
+    ours = foreign = 0
+    for (raw,) in table._connection.execute(f"SELECT doc FROM {table._table_name}"):
+        if mark not in raw:
+            foreign += 1
+            continue
+        fields = top_fields(raw, names, options)
+        if fields is None:  # an element type the walk does not know: decode it all
+            fields = table._decode_doc(raw)
+        if OURS_FIELD in fields:
+            ours += 1
+        else:
+            foreign += 1
+    return ours, foreign
+
+
+def _as_tuple(needle: str | bytes | tuple[str | bytes, ...]) -> tuple[str | bytes, ...]:
+    return needle if isinstance(needle, tuple) else (needle,)
+
+
+def string_element(key: str, value: str) -> bytes:
+    """The BSON bytes of `key: value` (a string field), as the stored document holds them: a
+    needle that skips, undecoded, every document without that field value."""
+    data = value.encode("utf-8")
+    return (
+        b"\x02" + key.encode("utf-8") + b"\x00" + struct.pack("<i", len(data) + 1) + data + b"\x00"
+    )
+
+
+def newest(
+    table: Any,
+    needle: str,
+    keep: Callable[[dict], bool],
+    key: Callable[[dict], Any],
+    limit: int | None,
+) -> tuple[list[Any], int]:
+    """The ids of the `limit` kept documents with the largest (`key(doc)`, `_id`) (None: all),
+    largest first, and how many were kept: one pass holding (key, id) pairs, never the
+    documents."""
+    pairs = [(key(doc), doc["_id"]) for doc in matching(table, needle, keep)]
+    top = sorted(pairs, reverse=True) if limit is None else heapq.nlargest(limit, pairs)
+    return [doc_id for _, doc_id in top], len(pairs)
 
 
 def sort_key(value: Any) -> tuple:

@@ -16,6 +16,7 @@ from typing import Any
 from bson import ObjectId
 
 from simulator.store.counting import count
+from simulator.store.embedded import count_ours, table_of
 
 OURS: dict = {"schema_version": {"$exists": True}}
 NOT_OURS: dict = {"schema_version": {"$exists": False}}
@@ -33,7 +34,12 @@ def ours(query: dict | None = None) -> dict:
 
 def foreign_counts(db: Any, collections: tuple[str, ...] = REFERENCE_COLLECTIONS) -> dict[str, int]:
     """How many documents of each reference collection this tool did not write."""
-    return {name: count(db[name], NOT_OURS) for name in collections}
+    return {name: _foreign_count(db[name]) for name in collections}
+
+
+def _foreign_count(collection: Any) -> int:
+    table = table_of(collection)
+    return count_ours(table)[1] if table is not None else count(collection, NOT_OURS)
 
 
 def is_foreign_id(collection: Any, typed_id: str) -> bool:

@@ -15,6 +15,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from simulator.store.embedded import OURS_FIELD, has_id_prefix, id_range, sort_key, table_of
+from simulator.store.foreign import ours
+
 IN_CHUNK = 500  # ids per `$in`
 
 
@@ -35,6 +38,32 @@ class BatchReader:
         for start in range(0, len(values), IN_CHUNK):
             chunk = values[start : start + IN_CHUNK]
             yield from self._col.find({**(query or {}), self._field: {"$in": chunk}})
+
+    def grouped(
+        self, conversation_ids: list[str], order: str, legacy_prefix: str | None = None
+    ) -> dict[str, list[dict]]:
+        """This tool's documents of each conversation (`field` is the conversation id), each
+        list in `order` (stable: ties keep the store's order, like `.sort(order, 1)`).
+
+        On the embedded store each conversation's id range (these ids start with the
+        conversation id), never its in-memory index of the whole collection (1.7 KB per
+        message: 3.5 GB at 2 million). `legacy_prefix`: ids of an older scheme that say nothing
+        of their conversation; a store holding any is queried instead."""
+        found: dict[str, list[dict]] = {cid: [] for cid in conversation_ids}
+        table = table_of(self._col)
+        if table is not None and not (legacy_prefix and has_id_prefix(table, legacy_prefix)):
+            for cid in conversation_ids:
+                found[cid] = [
+                    doc
+                    for doc in id_range(table, f"{cid}-", f"{cid}.")  # "." follows "-"
+                    if doc.get(self._field) == cid and OURS_FIELD in doc
+                ]
+        else:
+            for doc in self.find(conversation_ids, ours()):
+                found[doc[self._field]].append(doc)
+        for docs in found.values():
+            docs.sort(key=lambda d: sort_key(d.get(order)))
+        return found
 
     def per_value(self) -> bool:
         """Whether the server searches its index for `$eq` but scans for `$in`."""

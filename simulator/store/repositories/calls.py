@@ -11,7 +11,6 @@ from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.ids import canonical_json, new_id
 from simulator.store.batched import BatchReader
-from simulator.store.embedded import OURS_FIELD, has_id_prefix, id_range, sort_key, table_of
 from simulator.store.foreign import ours
 
 SCHEMA_VERSION = 1
@@ -101,21 +100,7 @@ class CallsRepository:
         conversation's id range (ledger ids start with the conversation id, see `row`), never
         its whole-collection index. A store holding the first version's `call_` ids asks the
         query instead (those ids say nothing of their conversation)."""
-        found: dict[str, list[dict]] = {cid: [] for cid in conversation_ids}
-        table = table_of(self._calls)
-        if table is not None and not has_id_prefix(table, "call_"):
-            for cid in conversation_ids:
-                found[cid] = [
-                    doc
-                    for doc in id_range(table, f"{cid}-", f"{cid}.")  # "." follows "-"
-                    if doc.get("conversation_id") == cid and OURS_FIELD in doc
-                ]
-        else:
-            for doc in self._batched.find(conversation_ids, ours()):
-                found[doc["conversation_id"]].append(doc)
-        for docs in found.values():  # stable, like .sort("seq", 1)
-            docs.sort(key=lambda d: sort_key(d.get("seq")))
-        return found
+        return self._batched.grouped(conversation_ids, "seq", legacy_prefix="call_")
 
     def prompt(self, digest: str) -> list[dict]:
         doc = self._prompts.find_one({"_id": digest})

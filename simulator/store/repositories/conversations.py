@@ -16,10 +16,8 @@ from simulator.store.embedded import (
     OURS_FIELD,
     by_ids,
     count_ours,
-    id_range,
     ids_sorted,
     newest,
-    sort_key,
     table_of,
 )
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
@@ -228,21 +226,7 @@ class ConversationsRepository:
         it: one query per 500 on a server (see batched.py); on the embedded store each
         conversation's id range (summary ids start with the conversation id), never its
         whole-collection index."""
-        found: dict[str, list[dict]] = {cid: [] for cid in conversation_ids}
-        table = table_of(self._summaries)
-        if table is not None:
-            for cid in conversation_ids:
-                found[cid] = [
-                    doc
-                    for doc in id_range(table, f"{cid}-", f"{cid}.")  # "." follows "-"
-                    if doc.get("conversation_id") == cid and OURS_FIELD in doc
-                ]
-        else:
-            for doc in self._batched_summaries.find(conversation_ids, ours()):
-                found[doc["conversation_id"]].append(doc)
-        for docs in found.values():  # stable, like .sort("day", 1)
-            docs.sort(key=lambda d: sort_key(d.get("day")))
-        return found
+        return self._batched_summaries.grouped(conversation_ids, "day")
 
     def get_many(self, conversation_ids: list[str]) -> list[dict]:
         """This tool's conversations with these ids, in the order given, missing ones skipped:

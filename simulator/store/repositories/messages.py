@@ -8,7 +8,6 @@ from pymongo.errors import DuplicateKeyError
 
 from simulator.store.batched import BatchReader
 from simulator.store.counting import count
-from simulator.store.embedded import id_range, table_of
 from simulator.store.foreign import ours
 from simulator.store.indexes import ensure_marker_index
 
@@ -55,21 +54,7 @@ class MessagesRepository:
         the collection (about 1.7 KB per message: 3.5 GB at 2 million), so there each
         conversation's messages are read by their id range instead (message ids start with the
         conversation id, see `message_id`), straight from its table."""
-        found: dict[str, list[dict]] = {cid: [] for cid in conversation_ids}
-        table = table_of(self._col)
-        if table is not None:
-            for cid in conversation_ids:
-                found[cid] = [
-                    doc
-                    for doc in id_range(table, f"{cid}-", f"{cid}.")  # "." follows "-"
-                    if doc.get("conversation_id") == cid and "schema_version" in doc
-                ]
-        else:
-            for doc in self._batched.find(conversation_ids, ours()):
-                found[doc["conversation_id"]].append(doc)
-        for docs in found.values():  # stable: ties keep the store's order, like .sort("seq")
-            docs.sort(key=lambda d: (d.get("seq") is not None, d.get("seq") or 0))
-        return found
+        return self._batched.grouped(conversation_ids, "seq")
 
     def count(self, conversation_id: str) -> int:
         return count(self._col, ours({"conversation_id": conversation_id}))

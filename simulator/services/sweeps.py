@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import (
     Cell,
@@ -17,13 +16,19 @@ from simulator.domain.sweep import (
     expand,
 )
 from simulator.domain.sweep_design import describe
-from simulator.domain.sweep_names import SweepError, resolve_llm, to_llm_choice
+from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
-from simulator.engine.agents import build_agents
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
+from simulator.services.sweep_documents import (
+    CellParts,
+    cache_key,
+    cell_defaults,
+    cell_parts,
+    conversation_document,
+    conversation_spec,
+)
 from simulator.store.counting import is_server_collection
-from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.store import Store
 
 
@@ -86,7 +91,7 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
         shape = {**p.cell.as_dict(), "variant": None}
         shapes.setdefault(content_hash(shape, 16), p)
     for first in shapes.values():
-        _conversation_spec(view, spec, first)  # every cell can run before anything is stored
+        conversation_spec(view, spec, first)  # every cell can run before anything is stored
     calls = sum(
         calls_per_conversation(p.cell, spec.total_messages, spec.message_counting) for p in planned
     )
@@ -107,29 +112,6 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
         breakdown,
         stored,
     )
-
-
-def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
-    """Sentences for every value of a cell the tool chose because the sweep did not say."""
-    experiment = view.experiment
-    notes = []
-    for model in dict.fromkeys(
-        [*cell.role_llms.values(), *(m for m in (cell.manager_llm, cell.summarizer_llm) if m)]
-    ):
-        note = resolve_llm(experiment, model)[1]
-        if note:
-            notes.append(note)
-    first_role = experiment.roles[0].name
-    whose = (
-        "the agents' model"
-        if len(set(cell.role_llms.values())) == 1
-        else f"the model of the first role, {first_role}"
-    )
-    if cell.speaker_method == "auto" and cell.manager_defaulted:
-        notes.append(f"manager_llm: {cell.manager_llm} (not given; {whose})")
-    if cell.summarizer_llm is None:
-        notes.append(f"summarizer_llm: {cell.role_llms[first_role]} (not given; {whose})")
-    return notes
 
 
 def sweep_key(view: ExperimentView, spec: SweepSpec, owner: str) -> str:
@@ -154,8 +136,8 @@ def create(
     the_plan = prepared if prepared is not None else plan(store, view, spec, user)
     per_cell: dict[str, CellParts] = {}
     for p in the_plan.planned:
-        if _cache_key(p) not in per_cell:
-            per_cell[_cache_key(p)] = _cell_parts(view, spec, p)
+        if cache_key(p) not in per_cell:
+            per_cell[cache_key(p)] = cell_parts(view, spec, p)
     key = sweep_key(view, spec, user)
     existing = store.sweeps.find_by_key(key)
     sweep = (
@@ -185,72 +167,6 @@ def create(
     return sweep, added
 
 
-def conversation_document(
-    view: ExperimentView,
-    spec: SweepSpec,
-    sweep_id: str,
-    planned: PlannedConversation,
-    order: int,
-    user: str,
-    per_cell: dict[str, CellParts] | None = None,
-) -> dict:
-    """`per_cell` caches what every repetition of a cell shares (its validated spec but for the
-    seed, its agents, its day split): building them once per cell rather than once per
-    conversation is most of `sweep create`'s own time at 100,000 conversations."""
-    cache_key = _cache_key(planned)
-    parts = (per_cell or {}).get(cache_key)
-    if parts is None:
-        parts = _cell_parts(view, spec, planned)
-        if per_cell is not None:
-            per_cell[cache_key] = parts
-    conv_spec = {**parts.spec, "seed": planned.seed}
-    return ConversationsRepository.new_document(
-        {
-            "key": planned.key,
-            "experiment_id": view.id,
-            "experiment_version": view.version,
-            "owner": user,
-            "sweep_id": sweep_id,
-            "order": order,
-            "cell": dict(parts.cell),
-            "cell_key": planned.cell_key,
-            "cell_label": parts.label,
-            "repetition": planned.repetition,
-            "spec": conv_spec,
-            "agents": [dict(agent) for agent in parts.agents],
-            "day_split": list(parts.day_split),
-            "lease_owner": None,
-            "lease_expires_ms": 0,
-            "claims": 0,
-        }
-    )
-
-
-@dataclass(frozen=True)
-class CellParts:
-    spec: dict  # the ConversationSpec as stored; "seed" differs per repetition
-    agents: tuple[dict, ...]
-    day_split: tuple[int, ...]
-    cell: dict  # Cell.as_dict()
-    label: str  # Cell.label()
-
-
-def _cache_key(planned: PlannedConversation) -> str:
-    return f"{planned.cell_key}/{planned.seed is None}"
-
-
-def _cell_parts(view: ExperimentView, spec: SweepSpec, planned: PlannedConversation) -> CellParts:
-    conv_spec = _conversation_spec(view, spec, planned)
-    agents = build_agents(view.experiment, conv_spec)
-    return CellParts(
-        spec=conv_spec.model_dump(mode="json"),
-        agents=tuple({"name": a.name, "role": a.role, "model": a.llm.model} for a in agents),
-        day_split=tuple(conv_spec.day_turns),
-        cell=planned.cell.as_dict(),
-        label=planned.cell.label(),
-    )
-
-
 def require_owner(store: Store, sweep_id: str, user: str, action: str) -> dict:
     """Running, resuming, joining or retrying a sweep is its owner's: the conversations it runs
     are the owner's, written with their models and keys. Others may read, export and score it."""
@@ -264,38 +180,6 @@ def require_owner(store: Store, sweep_id: str, user: str, action: str) -> dict:
             f"{sweep['experiment_id']} with 'llm-sim sweep create {sweep['experiment_id']}'",
         )
     return sweep
-
-
-def _conversation_spec(
-    view: ExperimentView, spec: SweepSpec, planned: PlannedConversation
-) -> ConversationSpec:
-    """The spec a planned conversation runs with; a UserError if the cell cannot run."""
-    cell = planned.cell
-    experiment = view.experiment
-    default = cell.role_llms[experiment.roles[0].name]
-    try:
-        return ConversationSpec(
-            agents=cell.agents,
-            total_messages=spec.total_messages,
-            message_counting=spec.message_counting,
-            allow_repeat_speaker=spec.allow_repeat_speaker,
-            days=cell.days,
-            speaker_method=cell.speaker_method,
-            role_llms={r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()},
-            manager_llm=to_llm_choice(experiment, cell.manager_llm) if cell.manager_llm else None,
-            summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
-            seed=planned.seed,
-            variant=cell.variant,
-            defaults_applied=cell_defaults(view, cell)
-            + ([] if planned.seed is not None else ["seed: none (not reproducible)"]),
-        )
-    except ValidationError as exc:
-        problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise UserError(
-            f"the cell {cell.label()} cannot run: {problem}",
-            field="sweep",
-            fix="adjust total_messages, days, message_counting or the cell's agents",
-        ) from None
 
 
 def status(store: Store, sweep_id: str) -> dict:

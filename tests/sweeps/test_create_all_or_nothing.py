@@ -15,6 +15,7 @@ import pytest
 
 from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
+from simulator.services import sweep_documents
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
@@ -86,14 +87,14 @@ def mock_store():
 def test_a_cell_that_cannot_be_built_leaves_no_sweep(mock_store, prison_path, monkeypatch):
     view = exp_service.import_yaml(mock_store, prison_path, "ana")
     spec = SweepSpec.model_validate({**SPEC, "repetitions": 3, "llms": ["mock:a", "mock:b"]})
-    real = sweep_service.build_agents
+    real = sweep_documents.build_agents
 
     def refuse_b(experiment, conv_spec):
         if conv_spec.role_llms["Guard"].model == "mock:b":
             raise RuntimeError("cannot build mock:b's agents")
         return real(experiment, conv_spec)
 
-    monkeypatch.setattr(sweep_service, "build_agents", refuse_b)
+    monkeypatch.setattr(sweep_documents, "build_agents", refuse_b)
     with pytest.raises(RuntimeError, match="mock:b"):
         sweep_service.create(mock_store, view, spec, "ana")
     assert mock_store.sweeps.list() == []

@@ -11,6 +11,7 @@ import pytest
 from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.services import experiments as exp_service
+from simulator.services import sweep_documents
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
@@ -39,7 +40,9 @@ def test_every_conversation_equals_one_built_on_its_own(store, seed):
     stored = {d["order"]: d for d in store.sweeps.conversations(sweep["_id"])}
     seeds = set()
     for order, planned in enumerate(plan.planned):
-        alone = sweep_service.conversation_document(view, spec, sweep["_id"], planned, order, "ana")
+        alone = sweep_documents.conversation_document(
+            view, spec, sweep["_id"], planned, order, "ana"
+        )
         got = stored[order]
         for field in ("key", "cell", "cell_key", "cell_label", "repetition", "spec", "agents"):
             assert got[field] == alone[field], (order, field)
@@ -55,7 +58,7 @@ def test_documents_of_one_cell_share_no_mutable_parts(store):
     plan = sweep_service.plan(store, view, spec, "ana")
     cache: dict = {}
     first, second = (
-        sweep_service.conversation_document(view, spec, "s", p, i, "ana", cache)
+        sweep_documents.conversation_document(view, spec, "s", p, i, "ana", cache)
         for i, p in enumerate(plan.planned[:2])
     )
     assert first["cell_key"] == second["cell_key"]

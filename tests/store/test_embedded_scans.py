@@ -158,3 +158,17 @@ def test_foreign_counts_are_exact_on_every_store(store):
     store.db.conversations.insert_one({"_id": "theirs", "nested": {"schema_version": 1}})
     assert store.foreign_counts(("conversations",)) == {"conversations": 2}
     assert store.conversations.count() == 6
+
+
+def test_counts_of_several_sweeps_match_each_sweeps_own(store):
+    statuses = ["done", "failed", "pending", "done", "running", "done", "mystery"]
+    docs = [
+        conversation(i, sweep_id=f"s{i % 2}", order=i, status=status)
+        for i, status in enumerate(statuses)
+    ]
+    store.sweeps.insert_conversations(docs)
+    counts = store.sweeps.status_counts_of(["s0", "s1", "s_empty"])
+    assert counts == {s: store.sweeps.status_counts(s) for s in ("s0", "s1", "s_empty")}
+    assert counts["s0"] == {"done": 1, "pending": 1, "running": 1, "mystery": 1}
+    assert counts["s1"] == {"failed": 1, "done": 2}
+    assert counts["s_empty"] == {}

@@ -307,8 +307,10 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
 def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
     """List sweeps, newest first."""
     rows = []
-    for doc in app.store.sweeps.list(experiment_id):
-        counts = app.store.sweeps.status_counts(doc["_id"])
+    sweeps = app.store.sweeps.list(experiment_id)
+    counts_of = app.store.sweeps.status_counts_of([doc["_id"] for doc in sweeps])
+    for doc in sweeps:
+        counts = counts_of[doc["_id"]]
         rows.append(
             {
                 "sweep_id": doc["_id"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -193,7 +194,7 @@ class SweepsRepository:
 
     def status_counts(self, sweep_id: str) -> dict[str, int]:
         if table_of(self._convs) is not None:
-            return {status: row["n"] for status, row in self.status_totals(sweep_id).items()}
+            return self.status_counts_of([sweep_id])[sweep_id]  # one pass over its table
         rows = self._convs.aggregate(
             [
                 {"$match": {"sweep_id": sweep_id}},
@@ -201,6 +202,18 @@ class SweepsRepository:
             ]
         )
         return {row["_id"]: row["n"] for row in rows}
+
+    def status_counts_of(self, sweep_ids: list[str]) -> dict[str, dict[str, int]]:
+        """`status_counts` of several sweeps: on the embedded store one pass over its table for
+        all of them (each sweep's own pass took 2 to 3 s at 100,000 conversations)."""
+        table = table_of(self._convs)
+        if table is None:
+            return {sweep_id: self.status_counts(sweep_id) for sweep_id in sweep_ids}
+        per_sweep: dict[str, Counter] = {sweep_id: Counter() for sweep_id in sweep_ids}
+        needle = sweep_ids[0] if len(sweep_ids) == 1 else ()
+        for doc in matching(table, needle, lambda d: d.get("sweep_id") in per_sweep):
+            per_sweep[doc["sweep_id"]][doc.get("status")] += 1
+        return {sweep_id: dict(counts) for sweep_id, counts in per_sweep.items()}
 
     def status_totals(self, sweep_id: str) -> dict[str, dict[str, int]]:
         """Per status: conversations, calls and tokens out, without loading whole documents.

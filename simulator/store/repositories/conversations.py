@@ -120,11 +120,10 @@ class ConversationsRepository:
         """The newest `limit` matching conversations (None: all), newest first; `only` and
         `exclude` restrict the ids (favourites first: a page of them, then the rest).
 
-        A page reads ids first (a projection sorted on the indexed created_at, with a limit),
-        then the page's documents by `_id`: the embedded store deep-copies every document a
-        sort sees, so sorting whole documents to keep 50 copied all of them. All of them come
-        through an aggregation cursor: the embedded store's find() cursor copies its whole
-        result list on every row, which makes reading N documents cost N x N.
+        The embedded store reads its table in one pass (`_embedded_page`). Elsewhere a page
+        reads ids first (a projection sorted on the indexed created_at, with a limit), then the
+        page's documents by `_id`; all of them come through an aggregation cursor (mongomock's
+        find() cursor copies its whole result list on every row: N x N for N documents).
         """
         table = table_of(self._col)
         if table is not None:

@@ -139,12 +139,12 @@ class ConversationsRepository:
         # every match in memory); a sweep creates many per millisecond, so the page's last
         # time is read whole and the page cut by (created_at, _id): the same on every store
         fields = {"_id": 1, "created_at": 1}
-        head = list(self._col.find(query, fields).sort("created_at", -1).limit(limit))
+        head = list(self._col.find(query, fields).sort("created_at", -1).limit(limit + 1))
         if not head:
             return []
-        if len(head) == limit:
-            ties = self._col.find({**query, "created_at": head[-1]["created_at"]}, fields)
-            head = list({d["_id"]: d for d in [*head, *ties]}.values())
+        if len(head) > limit and head[limit]["created_at"] == head[limit - 1]["created_at"]:
+            ties = self._col.find({**query, "created_at": head[limit]["created_at"]}, fields)
+            head = list({d["_id"]: d for d in [*head, *ties]}.values())  # the cut is in a tie
         ids = [d["_id"] for d in sorted(head, key=_newest, reverse=True)[:limit]]
         docs = list(self._col.find({"_id": {"$in": ids}}))
         return sorted(docs, key=lambda d: (as_datetime(d["created_at"]), d["_id"]), reverse=True)

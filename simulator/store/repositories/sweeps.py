@@ -3,6 +3,11 @@
 Lease times are epoch milliseconds (ints): every flavour stores and compares them alike.
 On the embedded store a file lock serialises claims between processes, because its
 find_one_and_update is atomic only within one process.
+
+Queries on a sweep's conversations say `{"$eq": value}` rather than a bare value and avoid
+`$in`: the same on MongoDB, but nx-27017 (MongoDB's protocol over SQLite) searches its
+(sweep_id, status) index only for `$eq` and scans the collection otherwise (at 100,000
+conversations the failed page took 0.83 s against 0.02 s).
 """
 
 from __future__ import annotations
@@ -117,14 +122,17 @@ class SweepsRepository:
         a whole collection for any other query, which made per-claim queries grow with the sweep.
         """
         moment = epoch_ms()
-        waiting = {"sweep_id": sweep_id, "status": {"$in": list(CLAIMABLE)}}
-        ids = [
-            d["_id"] for d in self._convs.find(waiting, {"_id": 1}).sort("order", 1).limit(limit)
-        ]
+        waiting = []  # each claimable status on its own: see the module's note on `$eq`
+        for status in CLAIMABLE:
+            query = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": status}}
+            cursor = self._convs.find(query, {"_id": 1, "order": 1}).sort("order", 1).limit(limit)
+            waiting.extend(cursor)
+        waiting.sort(key=lambda d: sort_key(d.get("order")))
+        ids = [d["_id"] for d in waiting[:limit]]
         if len(ids) < limit:
             expired = {
-                "sweep_id": sweep_id,
-                "status": "running",
+                "sweep_id": {"$eq": sweep_id},
+                "status": {"$eq": "running"},
                 "lease_expires_ms": {"$lt": moment},
             }
             ids += [d["_id"] for d in self._convs.find(expired, {"_id": 1}).limit(limit - len(ids))]
@@ -180,7 +188,7 @@ class SweepsRepository:
         """Leases held by processes of this machine that no longer exist expire at once."""
         expired = 0
         for doc in self._convs.find(
-            {"sweep_id": sweep_id, "status": "running"}, {"lease_owner": 1}
+            {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "running"}}, {"lease_owner": 1}
         ):
             owner = doc.get("lease_owner") or ""
             host, _, rest = owner.partition(":")
@@ -197,7 +205,7 @@ class SweepsRepository:
             return self.status_counts_of([sweep_id])[sweep_id]  # one pass over its table
         rows = self._convs.aggregate(
             [
-                {"$match": {"sweep_id": sweep_id}},
+                {"$match": {"sweep_id": {"$eq": sweep_id}}},
                 {"$group": {"_id": "$status", "n": {"$sum": 1}}},
             ]
         )
@@ -229,7 +237,7 @@ class SweepsRepository:
         if table is not None:
             return _totals(matching(table, sweep_id, _of_sweep(sweep_id)))
         if is_server_collection(self._convs):  # one pass; see counting.py
-            by_status = count_by(self._convs, {"sweep_id": sweep_id}, "status")
+            by_status = count_by(self._convs, {"sweep_id": {"$eq": sweep_id}}, "status")
             counts = {status: by_status.get(status, 0) for status in STATUSES}
         else:
             counts = {
@@ -240,22 +248,23 @@ class SweepsRepository:
         spent = [s for s in totals if s != "pending"]
         if not spent:
             return totals
-        query = {"sweep_id": sweep_id, "status": {"$in": spent}}
         if self._lock_path is not None:
+            query = {"sweep_id": sweep_id, "status": {"$in": spent}}
             for doc in self._convs.find(query, {"_id": 0, "status": 1, "counters": 1}):
                 row, counters = totals[doc["status"]], doc.get("counters") or {}
                 row["calls"] += int(counters.get("calls") or 0)
                 row["tokens_out"] += int(counters.get("tokens_out") or 0)
             return totals
         sums = {
-            "_id": "$status",
+            "_id": None,
             "calls": {"$sum": "$counters.calls"},
             "tokens_out": {"$sum": "$counters.tokens_out"},
         }
-        for row in self._convs.aggregate([{"$match": query}, {"$group": sums}]):
-            if row["_id"] in totals:
-                totals[row["_id"]]["calls"] = int(row.get("calls") or 0)
-                totals[row["_id"]]["tokens_out"] = int(row.get("tokens_out") or 0)
+        for status in spent:  # one indexed match per status: see the module's note on `$eq`
+            match = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": status}}
+            for row in self._convs.aggregate([{"$match": match}, {"$group": sums}]):
+                totals[status]["calls"] = int(row.get("calls") or 0)
+                totals[status]["tokens_out"] = int(row.get("tokens_out") or 0)
         return totals
 
     def failed_page(self, sweep_id: str, limit: int = 50) -> list[dict]:
@@ -264,13 +273,13 @@ class SweepsRepository:
         if table is not None:
             failed = self._embedded_with_status(table, sweep_id, "failed")
             return sorted(failed, key=lambda d: sort_key(d.get("order")))[:limit]
-        query = {"sweep_id": sweep_id, "status": "failed"}
+        query = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "failed"}}
         fields = {"_id": 1, "cell_label": 1, "error": 1}
         return list(self._convs.find(query, fields).sort("order", 1).limit(limit))
 
     def running_owners(self, sweep_id: str) -> list[str]:
         """The workers holding a lease on a running conversation of the sweep."""
-        query = {"sweep_id": sweep_id, "status": "running"}
+        query = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "running"}}
         table = table_of(self._convs)
         running = (
             self._embedded_with_status(table, sweep_id, "running")
@@ -289,7 +298,7 @@ class SweepsRepository:
         return matching(table, needles, lambda d: keep(d) and d.get("status") == status)
 
     def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
-        query = {"sweep_id": sweep_id, **({"status": status} if status else {})}
+        query = {"sweep_id": {"$eq": sweep_id}, **({"status": {"$eq": status}} if status else {})}
         return list(self._convs.find(query).sort("order", 1))
 
     def conversation_ids(self, sweep_id: str) -> list[str]:
@@ -300,12 +309,13 @@ class SweepsRepository:
         table = table_of(self._convs)
         if table is not None:
             return ids_sorted(table, sweep_id, lambda d: d.get("sweep_id") == sweep_id, "order")
-        cursor = self._convs.find({"sweep_id": sweep_id}, {"_id": 1, "order": 1}).sort("order", 1)
+        query = {"sweep_id": {"$eq": sweep_id}}
+        cursor = self._convs.find(query, {"_id": 1, "order": 1}).sort("order", 1)
         return [d["_id"] for d in cursor]
 
     def reset_failed(self, sweep_id: str) -> int:
         result = self._convs.update_many(
-            {"sweep_id": sweep_id, "status": "failed"},
+            {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "failed"}},
             {
                 "$set": {
                     "status": "pending",

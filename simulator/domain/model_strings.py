@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import difflib
 
-PROVIDERS: dict[str, str] = {
-    "local": "in-process llama.cpp (local:smollm2 or local:/path/model.gguf)",
-    "ollama": "an Ollama server (OLLAMA_HOST)",
-    "openai": "OpenAI or any OpenAI-compatible server (OPENAI_BASE_URL)",
-    "hf": "Hugging Face transformers (hf:PATH_OR_ID)",
-    "mock": "deterministic replies for trying the tool and for tests",
-}
+from simulator.domain.providers import PROVIDERS as PROVIDER_TABLE
+
+PROVIDERS: dict[str, str] = {name: p.description for name, p in PROVIDER_TABLE.items()}
 
 
 def split_model_string(value: str) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simulator.domain.experiment import LLMChoice
+from simulator.domain.providers import provider_of
 from simulator.errors import UserError
 from simulator.llm.registry import create_backend
 from simulator.llm.retry import PoolRegistry, ResilientBackend, RetryPolicy
@@ -54,9 +55,10 @@ class LLMAccess:
         key = (choice.model, choice.base_url)
         if key not in self._backends:
             kwargs: dict[str, Any] = {"base_url": choice.base_url}
-            if self._on_pull_progress is not None and choice.model.startswith("ollama:"):
+            provider = provider_of(choice.model)
+            if self._on_pull_progress is not None and provider and provider.pulls_models:
                 kwargs["on_pull_progress"] = self._on_pull_progress
-            if self._timeout_s is not None and choice.model.startswith(("ollama:", "openai:")):
+            if self._timeout_s is not None and provider and provider.http:
                 kwargs["timeout"] = self._timeout_s
             backend = self._factory(choice.model, **kwargs)
             self._backends[key] = self.pools.wrap(backend, self.policy)

@@ -13,27 +13,17 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
+from simulator.domain.providers import EXAMPLES
+from simulator.domain.providers import PROVIDERS as PROVIDER_TABLE
 from simulator.errors import UserError
 from simulator.llm.base import Backend, FatalBackendError
 
 PROVIDERS: MappingProxyType[str, str] = MappingProxyType(
-    {
-        "local": "simulator.llm.llamacpp_backend:create_backend",
-        "ollama": "simulator.llm.ollama_backend:create_backend",
-        "openai": "simulator.llm.openai_backend:create_backend",
-        "hf": "simulator.llm.hf_backend:create_backend",
-        "mock": "simulator.llm.mock_backend:create_backend",
-    }
+    {name: p.factory for name, p in PROVIDER_TABLE.items()}
 )
-
 INSTALL_HINTS: MappingProxyType[str, str] = MappingProxyType(
-    {
-        "local": "pip install -e '.[local]'",
-        "hf": "pip install -e '.[hf]'",
-    }
+    {name: p.install_hint for name, p in PROVIDER_TABLE.items()}
 )
-
-EXAMPLES = "local:smollm2, ollama:llama3, openai:gpt-4o-mini, hf:/path/or/id, mock:alice"
 
 
 def parse_model_string(s: str) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from simulator.domain.params import GenerationParams
+from simulator.domain.providers import PROVIDERS
 from simulator.llm.base import (
     Backend,
     ChatMessage,
@@ -36,13 +37,9 @@ from simulator.llm.base import (
 ErrorKind = Literal["rate_limit", "transient", "fatal", "cancelled"]
 
 DEFAULT_POOL_SIZES: Mapping[str, int] = MappingProxyType(
-    {"local": 1, "hf": 32, "ollama": 4, "openai": 16, "mock": 64}
+    {name: p.pool_size for name, p in PROVIDERS.items()}
 )
-# Providers behind a server that queues by itself: when a sweep asks for N conversations at a
-# time, their pools hold N calls (a fixed 16 silently capped `--concurrency 32`). In-process
-# providers keep their sizes: one llama.cpp model answers one call at a time, and the HF
-# batcher's size is a memory budget.
-FOLLOWS_CONCURRENCY = frozenset({"openai", "ollama", "mock"})
+FOLLOWS_CONCURRENCY = frozenset(name for name, p in PROVIDERS.items() if p.follows_concurrency)
 
 
 def parse_retry_after(headers: Any) -> float | None:

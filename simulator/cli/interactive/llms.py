@@ -13,9 +13,10 @@ from simulator.cli.interactive import prompts as ask
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.model_strings import check_model_string
 from simulator.domain.params import GenerationParams
+from simulator.domain.providers import EXAMPLES as PROVIDER_EXAMPLES
 
 PARAMS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
-EXAMPLES = "e.g. local:smollm2, ollama:llama3, openai:gpt-4o-mini, hf:PATH, mock:NAME"
+EXAMPLES = f"e.g. {PROVIDER_EXAMPLES}"
 
 
 def bounds(name: str) -> str:

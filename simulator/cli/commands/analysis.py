@@ -16,8 +16,10 @@ from simulator.analysis.exports import FORMATS, check_output_dir
 from simulator.analysis.measures import MEASURES
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.streaming import export_scope, measure_scope
+from simulator.cli.commands.grid_analysis import export_grid_scope, print_grid_measures
 from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import natural_width
+from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import visible
 from simulator.errors import UserError
 
@@ -62,6 +64,8 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
     """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
     check_output_dir(output)  # before the work: a bad path costs nothing
     scope = resolve_scope(app.store, target_id)
+    if is_grid(scope.experiment):  # grid_runs and grid_steps instead of the chat tables
+        return export_grid_scope(app, scope, fmt, output, as_json)
     files = export_scope(app.store, scope, fmt, output)  # batch by batch: memory stays flat
     if as_json:
         app.print_json({"scope": _scope_info(scope), "format": fmt, "files": files})
@@ -89,6 +93,8 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
 def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
     """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
     scope = resolve_scope(app.store, target_id)
+    if is_grid(scope.experiment):  # moves, clusters, hashtags, diversity per run and cell
+        return print_grid_measures(app, scope, chosen, as_json)
     measured = measure_scope(app.store, scope)  # batch by batch: a few numbers per conversation
     cells = measured.cells()
     if as_json:

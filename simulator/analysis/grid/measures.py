@@ -1,0 +1,165 @@
+"""`grid_measures(store, run_ids)`: every grid measure per run and per sweep cell.
+
+One pass over the runs (a batch at a time), each analysed whole (`analyse_run`: moves,
+clusters, hashtags, text, top words), then reduced to the scalar `SUMMARY` figures and a few
+series; cells average them with the chat measures' mean and 95% interval, so `llm-sim
+measures` reads a grid sweep the way it reads a chat one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulator.analysis.grid.clusters import cluster_measures
+from simulator.analysis.grid.hashtags import hashtag_measures
+from simulator.analysis.grid.moves import move_measures, pooled_histogram
+from simulator.analysis.grid.runs import GridRun, load_runs
+from simulator.analysis.grid.text import Embedder, packaged_embedder, text_measures, top_words
+from simulator.analysis.measures import mean_ci
+from simulator.domain.grid import MOVES
+from simulator.errors import UserError
+
+PACKAGED = "packaged"  # `embed=PACKAGED`: the packaged sentence model, when installed
+SUMMARY: dict[str, str] = {
+    **{f"share_{m}": f"share of moves that were {m}" for m in MOVES},
+    "fallbacks": "move replies naming no command (stored as stay)",
+    "stay_at_step_1": "agents that said stay at step 1",
+    "mean_clusters": "mean DBSCAN cluster count over t = 0..T",
+    "final_clusters": "clusters after the last stored step",
+    "final_clustered_share": "share of agents in a cluster after the last step",
+    "largest_final_cluster": "agents in the largest cluster after the last step",
+    "unique_hashtags": "distinct hashtags in the run's messages",
+    "longest_hashtag_lifespan": "longest run of consecutive steps one hashtag appeared",
+    "widest_hashtag_spread": "most agents that used one hashtag",
+    "mean_message_diversity": "mean over steps of messages' mean squared distance from centroid",
+    "final_message_diversity": "message diversity at the last stored step",
+    "mean_memory_diversity": "the same for memories",
+    "final_memory_diversity": "memory diversity at the last stored step",
+    "steps_stored": "steps with stored rows",
+}
+SERIES = ("clusters", "stay", "unique_hashtags", "message_diversity", "memory_diversity")
+
+
+def resolve_embedder(embed: Embedder | str | None) -> tuple[Embedder | None, list[str]]:
+    """The embedder to use and notes for the reader: None skips the text measures, PACKAGED
+    loads the packaged model or says what to install."""
+    if embed is None:
+        return None, ["text measures skipped (no embedder)"]
+    if embed == PACKAGED:
+        try:
+            return packaged_embedder(), []
+        except UserError as exc:
+            return None, [f"{exc.message}; {exc.fix}" if exc.fix else exc.message]
+    return embed, []  # type: ignore[return-value]
+
+
+def analyse_run(run: GridRun, embed: Embedder | None) -> dict:
+    """Everything measured on one run (the report draws from this)."""
+    clusters = cluster_measures(run)
+    return {
+        "run": run,
+        "moves": move_measures(run),
+        "clusters": clusters,
+        "hashtags": hashtag_measures(run),
+        "text": text_measures(run, embed) if embed is not None and run.rows else None,
+        "top_words": top_words(run),
+    }
+
+
+def summary_of(analysis: dict) -> dict:
+    """The run's scalar figures (`SUMMARY`) with its identity, and its series over steps."""
+    run: GridRun = analysis["run"]
+    moves, clusters, tags = analysis["moves"], analysis["clusters"], analysis["hashtags"]
+    text = analysis["text"] or {}
+    row: dict[str, Any] = {
+        "conversation_id": run.id,
+        "cell_key": run.cell_key,
+        "cell_label": run.cell_label,
+        "cell": run.cell,
+        "repetition": run.repetition,
+        "status": run.status,
+        **{f"share_{m}": moves["shares"][m] for m in MOVES},
+        "fallbacks": moves["fallbacks"],
+        "stay_at_step_1": moves["stay_per_step"][0] if moves["stay_per_step"] else None,
+        "mean_clusters": clusters["mean_count"],
+        "final_clusters": clusters["final_count"],
+        "final_clustered_share": clusters["final_clustered_share"],
+        "largest_final_cluster": clusters["largest_final"],
+        "unique_hashtags": tags["unique"],
+        "longest_hashtag_lifespan": tags["longest_lifespan"],
+        "widest_hashtag_spread": tags["widest_spread"],
+        **{name: text.get(name) for name in SUMMARY if name.endswith("_diversity")},
+        "steps_stored": run.last_step,
+    }
+    row["moves"] = moves["overall"]
+    row["moves_per_agent"] = moves["per_agent"]
+    row["series"] = {
+        "clusters": clusters["count"],
+        "stay": moves["stay_per_step"],
+        "unique_hashtags": tags["unique_per_step"],
+        "message_diversity": text.get("message_diversity"),
+        "memory_diversity": text.get("memory_diversity"),
+    }
+    row["hashtags"] = [{k: v for k, v in t.items() if k != "steps"} for t in tags["tags"]]
+    row["top_words"] = {name: [w for w, _ in top] for name, top in analysis["top_words"].items()}
+    return row
+
+
+def mean_series(series: list[list[float | None] | None]) -> list[float | None]:
+    """Index by index mean over runs (runs of different lengths: each index over those that
+    reached it)."""
+    longest = max((len(s) for s in series if s), default=0)
+    means: list[float | None] = []
+    for at in range(longest):
+        values = [s[at] for s in series if s and at < len(s) and s[at] is not None]
+        means.append(sum(values) / len(values) if values else None)
+    return means
+
+
+def short_labels(first: dict[str, dict]) -> dict[str, str]:
+    """Each cell named by the factors that differ between the cells (`llm=mock:b`), as the
+    chat measures name theirs; the full stored label when only one cell or nothing differs."""
+    factors = list(dict.fromkeys(k for row in first.values() for k in row.get("cell") or {}))
+    varying = [
+        k for k in factors if len({str((r.get("cell") or {}).get(k)) for r in first.values()}) > 1
+    ]
+    labels = {}
+    for key, row in first.items():
+        cell = row.get("cell") or {}
+        short = " ".join(f"{k}={cell.get(k)}" for k in varying)
+        labels[key] = short if len(first) > 1 and short else str(row["cell_label"])
+    return labels
+
+
+def cell_summaries(rows: list[dict]) -> list[dict]:
+    """One entry per cell (first-seen order): n runs, `<measure>_mean/_ci_low/_ci_high`, the
+    pooled move histogram and each series averaged step by step."""
+    cells: dict[str, list[dict]] = {}
+    for row in rows:
+        cells.setdefault(row["cell_key"], []).append(row)
+    labels = short_labels({key: members[0] for key, members in cells.items()})
+    out = []
+    for key, members in cells.items():
+        cell: dict[str, Any] = {
+            "cell_key": key,
+            "cell_label": members[0]["cell_label"],
+            "label": labels[key],
+            "n": len(members),
+        }
+        for name in SUMMARY:
+            mean, low, high = mean_ci(r.get(name) for r in members)
+            cell[f"{name}_mean"], cell[f"{name}_ci_low"], cell[f"{name}_ci_high"] = mean, low, high
+        cell["moves"] = pooled_histogram([r["moves"] for r in members])
+        cell["series"] = {
+            name: mean_series([r["series"][name] for r in members]) for name in SERIES
+        }
+        out.append(cell)
+    return out
+
+
+def grid_measures(store: Any, run_ids: list[str], embed: Embedder | str | None = PACKAGED) -> dict:
+    """Per run (`runs`: SUMMARY figures, series, move histograms, hashtags, top words) and per
+    sweep cell (`cells`), with `notes` (e.g. text measures left out: what to install)."""
+    embedder, notes = resolve_embedder(embed)
+    rows = [summary_of(analyse_run(run, embedder)) for run in load_runs(store, run_ids)]
+    return {"measures": SUMMARY, "runs": rows, "cells": cell_summaries(rows), "notes": notes}

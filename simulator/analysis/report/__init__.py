@@ -17,8 +17,19 @@ __all__ = ["ReportContext", "build_context", "render", "render_report", "write_r
 
 
 def render_report(store: Store, target_id: str, per_cell: int = 20) -> tuple[str, ReportContext]:
-    """The page as a string, with the context it was rendered from."""
-    ctx = build_context(store, target_id, per_cell=per_cell)
+    """The page as a string, with the context it was rendered from; a grid target gets the
+    grid report (grid_context.py, grid_html.py) and its GridReportContext."""
+    from simulator.analysis.scope import resolve_scope
+    from simulator.domain.grid_experiment import is_grid
+
+    scope = resolve_scope(store, target_id)
+    if is_grid(scope.experiment):
+        from simulator.analysis.report.grid_context import build_grid_context
+        from simulator.analysis.report.grid_html import render_grid
+
+        grid = build_grid_context(store, scope, per_cell=per_cell)
+        return render_grid(grid), grid  # type: ignore[return-value]
+    ctx = build_context(store, target_id, per_cell=per_cell, scope=scope)
     return render(ctx), ctx
 
 

@@ -38,14 +38,17 @@ class ReportContext:
     bodies: list[dict] = field(default_factory=list)  # one per transcripts["conversations"]
 
 
-def build_context(store: Store, target_id: str, per_cell: int = 20) -> ReportContext:
-    """Resolve the target, load its tables, compute measures and plots, pick transcripts."""
+def build_context(
+    store: Store, target_id: str, per_cell: int = 20, scope: Any = None
+) -> ReportContext:
+    """Resolve the target (unless its `scope` is given), load its tables, compute measures and
+    plots, pick transcripts."""
     from simulator.analysis import measures as measures_mod
     from simulator.analysis.scope import resolve_scope
     from simulator.analysis.tables import load_tables
 
     plots_mod.require_matplotlib()  # fail before any work when the extra is missing
-    scope = resolve_scope(store, target_id)
+    scope = scope or resolve_scope(store, target_id)
     tables = load_tables(store, scope)
     conv_rows = measures_mod.conversation_measures(tables)
     labels = measures_mod.cell_labels(tables.get("conversations", []))

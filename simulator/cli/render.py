@@ -25,11 +25,36 @@ def experiments_table(views: list[ExperimentView], user: str) -> Table:
             view.id,
             escape(exp.name),
             escape(owner),
-            escape(", ".join(r.name for r in exp.roles)),
+            escape(roles_cell(view)),
             f"{view.created_at:%Y-%m-%d %H:%M}",
             escape(exp.note),
         )
     return table
+
+
+def roles_cell(view: ExperimentView) -> str:
+    """The roles column: a chat's role names; a grid's kind and size (it has no roles)."""
+    exp = view.experiment
+    if view.is_grid:
+        w = exp.world
+        return f"grid: {w.agents} agents, {w.width}x{w.height}, radius {w.radius}"
+    return ", ".join(r.name for r in exp.roles)
+
+
+def grid_detail(exp) -> list:
+    """A grid experiment's world and its three prompt templates."""
+    w = exp.world
+    where = "given cells" if w.positions is not None else "random cells (from the run's seed)"
+    parts: list = [
+        Text(
+            f"kind grid: {w.agents} agents on {w.width} x {w.height}"
+            f"{' torus' if w.torus else ' (bounded)'}, message radius {w.radius}, {w.steps} "
+            f"steps, {where}; initial memory {w.initial_memory!r}"
+        )
+    ]
+    for stage in ("message", "memory", "move"):
+        parts.append(Panel(escape(getattr(exp.prompts, stage)), title=f"{stage} prompt"))
+    return parts
 
 
 def experiment_detail(view: ExperimentView) -> Group:
@@ -51,6 +76,8 @@ def experiment_detail(view: ExperimentView) -> Group:
         for llm in exp.llms
     )
     head.add_row("LLMs", escape(llms))
+    if view.is_grid:
+        return Group(head, *grid_detail(exp))
     parts: list = [head, Panel(escape(exp.starting_message), title="starting message")]
     for role in exp.roles:
         titles = ", ".join(s.title for s in role.sections)

@@ -11,8 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from simulator.cli.live import role_colour
+from simulator.domain.clock import as_datetime
+from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import pieces, visible
-from simulator.store.clock import as_datetime
 
 
 def shown(text: str | None) -> str:
@@ -41,6 +42,8 @@ COLUMNS = (
 def _row(doc: dict) -> dict[str, str]:
     spec = doc["spec"]
     counters = doc.get("counters") or {}
+    if is_grid(doc):
+        return _grid_row(doc, spec, counters)
     turns = sum(doc.get("day_split") or []) or spec["total_messages"]  # reference: 20 is 19 turns
     return {
         "star": "★" if doc.get("favourite") else "",
@@ -52,6 +55,24 @@ def _row(doc: dict) -> dict[str, str]:
         "messages": f"{counters.get('messages', 0)}/{turns}",
         "days": str(spec["days"]),
         "speaker": spec["speaker_method"],
+        "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
+    }
+
+
+def _grid_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
+    """A grid run in the conversations table: agents, steps done, world in place of speaker."""
+    world = spec["world"]
+    done = counters.get("messages", 0) // max(world["agents"], 1)
+    return {
+        "star": "★" if doc.get("favourite") else "",
+        "id": doc["_id"],
+        "experiment": doc["experiment_id"],
+        "owner": doc["owner"],
+        "status": doc["status"],
+        "agents": f"{world['agents']} on a grid",
+        "messages": f"step {done}/{world['steps']}",
+        "days": "-",
+        "speaker": f"grid r={world['radius']}",
         "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
     }
 
@@ -108,6 +129,9 @@ def print_conversations(console: Console, docs: list[dict]) -> None:
 
 def show_transcript(console: Console, data: dict) -> None:
     conv = data["conversation"]
+    if is_grid(conv):
+        show_grid_steps(console, data)
+        return
     roles: list[str] = [r["name"] for r in conv["experiment"]["roles"]]
     console.print(
         f"[bold]{conv['_id']}[/bold] of {conv['experiment_id']} — {conv['status']}"
@@ -136,6 +160,34 @@ def show_transcript(console: Console, data: dict) -> None:
         )
     if current_day is not None and current_day in summaries:
         _summary(console, current_day, summaries[current_day])
+
+
+def show_grid_steps(console: Console, data: dict) -> None:
+    """A grid run step by step: each agent's cells, move, who heard it, message and memory."""
+    run = data["conversation"]
+    world = run["spec"]["world"]
+    console.print(
+        f"[bold]{run['_id']}[/bold] of {run['experiment_id']} — {run['status']}"
+        + (f" ({shown(run['error'])})" if run.get("error") else "")
+    )
+    console.print(
+        f"grid: {world['agents']} agents on {world['width']} x {world['height']}, radius "
+        f"{world['radius']}, {world['steps']} steps; model {escape(run['spec']['llm']['model'])}"
+    )
+    step = None
+    for row in data.get("steps", []):
+        if row["step"] != step:
+            step = row["step"]
+            console.print(Rule(f"Step {step}"))
+        (x0, y0), (x1, y1) = row["position_before"], row["position_after"]
+        flag = " [red](invalid move: stayed)[/]" if row.get("move_fallback") else ""
+        heard = ", ".join(row["heard_from"]) or "nobody"
+        console.print(
+            f"[bold cyan]{shown(row['agent'])}[/] ({x0},{y0}) {row['move']} -> ({x1},{y1}){flag}"
+            f" [dim]heard {escape(heard)}[/]"
+        )
+        console.print(f"  message: {shown(row['message'])}")
+        console.print(f"  [dim]memory: {shown(row['memory'])}[/]")
 
 
 def _summary(console: Console, day: int, text: str) -> None:

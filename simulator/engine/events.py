@@ -56,6 +56,36 @@ class ConversationFinished:
     counters: dict
 
 
+@dataclass(frozen=True)
+class GridPlanned:
+    conversation_id: str
+    names: list[str]
+    world: dict  # GridWorld as a dict: width, height, torus, agents, steps, radius
+    step: int  # steps already stored (a resumed run starts after them)
+    positions: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class GridStepStarted:
+    conversation_id: str
+    step: int
+
+
+@dataclass(frozen=True)
+class GridStepStored:
+    conversation_id: str
+    step: int
+    rows: list[dict]  # one per agent, as stored in grid_steps
+
+
 Event = (
-    DaysPlanned | DayStarted | TurnStarted | MessageStored | DaySummarised | ConversationFinished
+    DaysPlanned
+    | DayStarted
+    | TurnStarted
+    | MessageStored
+    | DaySummarised
+    | ConversationFinished
+    | GridPlanned
+    | GridStepStarted
+    | GridStepStored
 )

@@ -2,34 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from simulator.domain.clock import now
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
+from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, redact
 from simulator.prompting.transcript import Line
-from simulator.store.clock import now
 from simulator.store.group_commit import GroupCommit
 from simulator.store.store import Store
 
 calls_log = logging.getLogger(CALLS_LOGGER)
-
-COUNTER_NAMES = (
-    "messages",
-    "calls",
-    "failed_calls",
-    "tokens_in",
-    "tokens_out",
-    "trimmed",
-    "empty",
-    "fallbacks",
-    "summaries",
-)
 
 
 class CallLedger:
@@ -194,11 +184,18 @@ class StoreRecorder:
         summaries = self.store.conversations.summaries(self.conversation_id)
         progress.summaries = [s["text"] for s in summaries]
         self.counters["summaries"] = len(summaries)
+        self.load_calls()
+        return progress
+
+    def load_calls(self) -> list[dict]:
+        """The run's stored ledger rows: counted, and the next `seq` continues after them."""
+        if self._never_started:
+            return []
         calls = self.store.calls.for_conversation(self.conversation_id)
         self._call_seq = max((c["seq"] for c in calls), default=0)
         for call in calls:
             self._count_call(call)
-        return progress
+        return calls
 
     def mark(
         self, status: str, error: str | None = None, summaries: list[str] | None = None
@@ -269,6 +266,24 @@ class StoreRecorder:
                 "already stored by another run"
             )
         self._count_message(full)
+        await self._write_counters()
+
+    async def record_step_rows(self, rows: list[dict], already: set[str] = frozenset()) -> None:
+        """A world step's rows (one per agent) together; rows whose ids are in `already` were
+        stored by a killed run of this step and are skipped. Any other clash means another
+        worker took the run over: stop rather than fork it."""
+        moment = now()
+        repository = self.store.grid_steps
+        docs = [repository.document({**row, "created_at": moment}) for row in rows]
+        docs = [doc for doc in docs if doc["_id"] not in already]
+        writes = self.writes()
+        stored = await asyncio.gather(*(writes.insert("grid_steps", doc) for doc in docs))
+        if not all(stored):
+            raise TranscriptTaken(
+                f"step {rows[0]['step']} of {self.conversation_id} was already stored by "
+                "another run"
+            )
+        self.counters["messages"] += len(rows)
         await self._write_counters()
 
     async def record_summary(

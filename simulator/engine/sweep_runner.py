@@ -12,13 +12,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from simulator.domain.experiment import Experiment
 from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import TranscriptTaken
-from simulator.services import conversations as conv_service
 from simulator.store.repositories.sweeps import worker_identity
 from simulator.store.store import Store
 
@@ -55,11 +54,27 @@ class SweepProgress:
     _start_finished: int = 0
 
 
+class RunOne(Protocol):
+    """Runs (or resumes) one claimed conversation of the sweep; returns its final status.
+
+    Services supply it (services/sweep_runs.py): it knows the kinds of run (a chat, a grid)
+    and the experiment snapshot, so the engine never imports services."""
+
+    def __call__(
+        self,
+        doc: dict,
+        stop: asyncio.Event,
+        on_call: Callable[[dict], None],
+        lease_owner: str,
+    ) -> Awaitable[str]: ...
+
+
 @dataclass
 class SweepRunner:
     store: Store
     sweep_id: str
     llms: LLMAccess
+    run_one: RunOne | None = None  # required; services/sweep_runs.py's SweepRunner sets it
     concurrency: int = 8
     lease_ttl_s: float = 60.0
     heartbeat_s: float = 10.0
@@ -75,8 +90,8 @@ class SweepRunner:
     worker: str = field(default_factory=worker_identity)
 
     def __post_init__(self) -> None:
-        sweep = self.store.sweeps.get(self.sweep_id)
-        self.experiment = Experiment.from_stored(sweep["experiment"])
+        if self.run_one is None:
+            raise TypeError("SweepRunner needs run_one (services.sweep_runs.SweepRunner sets it)")
         self._active: dict[str, asyncio.Task] = {}
         self._candidates: list[str] = []
         self._counts: dict[str, int] | None = None
@@ -136,17 +151,8 @@ class SweepRunner:
     async def _run_one(self, doc: dict) -> str:
         conversation_id = doc["_id"]
         try:
-            outcome = await conv_service.run(
-                self.store,
-                conversation_id,
-                self.llms,
-                stop=self.stop,
-                experiment=self.experiment,
-                on_call=self._count_call,
-                lease_owner=self.worker,
-                doc=doc,
-            )
-            return outcome.status
+            assert self.run_one is not None
+            return await self.run_one(doc, self.stop, self._count_call, self.worker)
         except TranscriptTaken as exc:
             log.warning("lease lost: %s", exc)
             return "taken"

@@ -319,6 +319,8 @@ def transcript(store: Store, conversation_id: str) -> dict:
     doc = store.conversations.get(conversation_id)
     if "experiment" not in doc and doc.get("sweep_id"):
         doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
+    if doc.get("kind") == "grid":  # a grid run: its step rows in place of messages
+        return {"conversation": doc, "steps": store.grid_steps.for_run(conversation_id)}
     return {
         "conversation": doc,
         "messages": store.messages.for_conversation(conversation_id),

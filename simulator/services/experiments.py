@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from simulator.domain.clock import as_datetime
 from simulator.domain.experiment import Experiment
+from simulator.domain.grid_experiment import GridExperiment, is_grid
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
-from simulator.domain.yaml_io import dump_yaml, load_model, validate_model
+from simulator.domain.yaml_io import dump_yaml, validate_model
+from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
 from simulator.prompting.assembly import render_all
 from simulator.store import cascade
-from simulator.store.clock import as_datetime
 from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import to_model
 from simulator.store.store import Store
@@ -25,20 +27,25 @@ class ExperimentView:
 
     id: str
     owner: str
-    experiment: Experiment
+    experiment: Experiment | GridExperiment
     created_at: object
     updated_at: object
     duplicated_from: str | None
     version: str
 
+    @property
+    def is_grid(self) -> bool:
+        return isinstance(self.experiment, GridExperiment)
+
     def summary(self) -> dict:
         return {
             "id": self.id,
+            "kind": self.experiment.kind if self.is_grid else "chat",
             "name": self.experiment.name,
             "owner": self.owner,
             "note": self.experiment.note,
             "favourite": self.experiment.favourite,
-            "roles": [r.name for r in self.experiment.roles],
+            "roles": [] if self.is_grid else [r.name for r in self.experiment.roles],
             "llms": [llm.model for llm in self.experiment.llms],
             "created_at": _iso(self.created_at),
             "updated_at": _iso(self.updated_at),
@@ -71,7 +78,10 @@ def _view(store: Store, doc: dict, user: str) -> ExperimentView:
 
 
 def create(
-    store: Store, experiment: Experiment, user: str, duplicated_from: str | None = None
+    store: Store,
+    experiment: Experiment | GridExperiment,
+    user: str,
+    duplicated_from: str | None = None,
 ) -> ExperimentView:
     store.users.ensure(user)
     doc = store.experiments.create(experiment, user, duplicated_from)
@@ -80,9 +90,34 @@ def create(
     return _view(store, doc, user)
 
 
-def load_file(path: str | Path) -> Experiment:
-    """Read and validate an experiment file whole; touches no store."""
-    return load_model(path, Experiment, "experiment")
+def load_file(path: str | Path) -> Experiment | GridExperiment:
+    """Read and validate an experiment file whole; touches no store. `kind: grid` at the top
+    makes it a grid experiment; without `kind` it is a group chat."""
+    data, marks = read_yaml_file(path)
+    if not isinstance(data, dict):
+        raise UserError(
+            f"{path}: expected a mapping of experiment fields at the top level, found "
+            f"{type(data).__name__}",
+            fix="start the file with the experiment's fields, e.g. 'name: ...'",
+        )
+    return validate_data(data, source=str(path), marks=marks)
+
+
+def validate_data(
+    data: dict, source: str | None = None, marks: dict | None = None
+) -> Experiment | GridExperiment:
+    """An experiment of the kind `data` names (`kind: grid`, or a chat without `kind`)."""
+    kind = data.get("kind")
+    if kind not in (None, "chat", "grid"):
+        raise UserError(
+            f"kind {kind!r} is not an experiment kind",
+            field="kind",
+            fix="write 'kind: grid' for a 2D community, or leave kind out for a group chat",
+        )
+    if kind == "chat":
+        data = {k: v for k, v in data.items() if k != "kind"}
+    model = GridExperiment if is_grid(data) else Experiment
+    return validate_model(data, model, "experiment", source=source, marks=marks)
 
 
 def import_yaml(store: Store, path: str | Path, user: str) -> ExperimentView:
@@ -137,7 +172,7 @@ def duplicate(
     data["favourite"] = False
     data["name"] = name or f"{source.experiment.name} (copy)"
     data.update(changes or {})
-    experiment = validate_model(data, Experiment, "experiment")
+    experiment = validate_data(data)
     return create(store, experiment, user, duplicated_from=experiment_id)
 
 

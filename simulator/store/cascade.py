@@ -16,7 +16,7 @@ from simulator.store.counting import count as count_matching
 from simulator.store.foreign import ours, plural
 
 CHUNK = 500
-_PER_CONVERSATION = ("messages", "calls", "summaries", "scores")
+_PER_CONVERSATION = ("messages", "calls", "summaries", "scores", "grid_steps")
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Cascade:
     calls: int = 0
     summaries: int = 0
     scores: int = 0
+    grid_steps: int = 0
     sweeps: int = 0
     others_conversations: int = 0  # conversations among them that other users ran
 
@@ -48,6 +49,7 @@ class Cascade:
             (self.calls, "call", None),
             (self.summaries, "summary", "summaries"),
             (self.scores, "score", None),
+            (self.grid_steps, "grid step", None),
             (self.sweeps, "sweep", None),
         ):
             if count:

@@ -49,6 +49,7 @@ ORDER: tuple[tuple[str, Kind], ...] = (
     ("calls", "insert"),
     ("calls", "update"),
     ("messages", "insert"),
+    ("grid_steps", "insert"),  # a grid step's rows follow its calls, as messages do
     ("summaries", "insert"),
     ("conversations", "update"),  # progress counters, the summary list
 )

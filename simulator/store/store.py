@@ -17,6 +17,7 @@ from simulator.store.migrations import migrate
 from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
+from simulator.store.repositories.grid_steps import GridStepsRepository
 from simulator.store.repositories.messages import MessagesRepository
 from simulator.store.repositories.scores import ScoresRepository
 from simulator.store.repositories.sweeps import SweepsRepository
@@ -33,6 +34,7 @@ class Store:
     calls: CallsRepository
     sweeps: SweepsRepository
     scores: ScoresRepository
+    grid_steps: GridStepsRepository
     _group_commit: GroupCommit | None = field(default=None, repr=False)
 
     def group_commit(self) -> GroupCommit:
@@ -84,6 +86,7 @@ def open_store(connection: Connection) -> Store:
         CallsRepository(db),
         SweepsRepository(db, connection.lock_path),
         ScoresRepository(db),
+        GridStepsRepository(db),
     )
     repos = (
         store.users,
@@ -93,6 +96,7 @@ def open_store(connection: Connection) -> Store:
         store.calls,
         store.sweeps,
         store.scores,
+        store.grid_steps,
     )
     store.experiments.import_hint = store.conversations.import_hint = store.import_command
     for repo in repos:

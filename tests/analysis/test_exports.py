@@ -18,7 +18,7 @@ from simulator.analysis.scope import resolve_scope
 from simulator.analysis.tables import load_tables
 from simulator.domain.sweep import SweepSpec
 from simulator.engine.llm_access import LLMAccess
-from simulator.engine.sweep_runner import SweepRunner
+from simulator.services.sweep_runs import SweepRunner
 from simulator.errors import NotFound, UserError
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service

@@ -21,7 +21,7 @@ from simulator.analysis.scorers import create_scorer
 from simulator.analysis.scorers.rubric import load_rubric
 from simulator.domain.sweep import SweepSpec
 from simulator.engine.llm_access import LLMAccess
-from simulator.engine.sweep_runner import SweepRunner
+from simulator.services.sweep_runs import SweepRunner
 from simulator.errors import UserError
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service

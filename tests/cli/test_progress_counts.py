@@ -20,10 +20,11 @@ from simulator.cli.sweep_progress import describe
 from simulator.domain.sweep import SweepSpec
 from simulator.engine import sweep_runner
 from simulator.engine.llm_access import LLMAccess
-from simulator.engine.sweep_runner import SweepProgress, SweepRunner
+from simulator.engine.sweep_runner import SweepProgress
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
+from simulator.services.sweep_runs import SweepRunner
 from simulator.store.store import open_store_uri
 
 CONVERSATIONS = 24

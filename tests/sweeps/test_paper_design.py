@@ -16,7 +16,7 @@ from simulator.domain.sweep import SweepSpec, cells, expand
 from simulator.domain.variants import apply_variants
 from simulator.domain.yaml_io import load_model
 from simulator.engine.llm_access import LLMAccess
-from simulator.engine.sweep_runner import SweepRunner
+from simulator.services.sweep_runs import SweepRunner
 from simulator.llm.retry import RetryPolicy
 from simulator.prompting.assembly import agent_system_prompt
 from simulator.services import experiments as exp_service

@@ -9,7 +9,7 @@ import pytest
 
 from simulator.domain.sweep import SweepSpec
 from simulator.engine.llm_access import LLMAccess
-from simulator.engine.sweep_runner import SweepRunner
+from simulator.services.sweep_runs import SweepRunner
 from simulator.llm.retry import PoolRegistry, RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service

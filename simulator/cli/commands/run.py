@@ -8,6 +8,13 @@ import sys
 import click
 
 from simulator.cli.context import AppContext
+from simulator.cli.grid_run import (
+    grid_agents,
+    grid_options,
+    refuse_chat_flags,
+    refuse_grid_flags,
+    run_grid_cli,
+)
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, pull_progress
 from simulator.cli.params import SEED
@@ -92,15 +99,17 @@ def counting_line(spec: ConversationSpec) -> str:
 @click.command("run")
 @click.argument("experiment_id")
 @click.option(
-    "--agents", required=True, metavar="ROLE=N,…", help="Agents per role, e.g. guard=1,prisoner=2."
+    "--agents",
+    metavar="ROLE=N,…|N",
+    help="Agents per role, e.g. guard=1,prisoner=2 (required for a chat); for a grid "
+    "experiment the number of agents (default: the experiment's).",
 )
 @click.option(
     "--messages",
     "total_messages",
     type=int,
-    required=True,
-    help="Total messages: agent turns, or with --message-counting reference the reference "
-    "tool's count (each day's opening included: 20 gives 19 agent turns).",
+    help="Required for a chat. Total messages: agent turns, or with --message-counting "
+    "reference the reference tool's count (each day's opening included: 20 gives 19 agent turns).",
 )
 @click.option(
     "--message-counting",
@@ -127,14 +136,19 @@ def counting_line(spec: ConversationSpec) -> str:
     is_flag=True,
     help="Let auto and manual pick the agent who just spoke (the reference never did).",
 )
-@click.option("--seed", type=SEED, help="Seed for speaker choice and sampling (0 to 2^63-1).")
+@click.option(
+    "--seed",
+    type=SEED,
+    help="Seed for speaker choice and sampling (0 to 2^63-1); a grid's random cells too.",
+)
+@grid_options
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
 def run_cmd(
     app: AppContext,
     experiment_id: str,
-    agents: str,
-    total_messages: int,
+    agents: str | None,
+    total_messages: int | None,
     message_counting: str,
     days: int,
     speaker: str,
@@ -144,10 +158,36 @@ def run_cmd(
     summarizer_llm: str | None,
     allow_repeat_speaker: bool,
     seed: int | None,
+    steps: int | None,
+    radius: int | None,
+    width: int | None,
+    height: int | None,
     as_json: bool,
 ) -> None:
-    """Run one conversation of EXPERIMENT_ID."""
+    """Run one conversation of EXPERIMENT_ID (or one run of a grid experiment)."""
     view = exp_service.get(app.store, experiment_id, app.user)
+    chat_only = {
+        "--messages": total_messages,
+        "--llm-for": llm_for,
+        "--manager-llm": manager_llm,
+        "--summarizer-llm": summarizer_llm,
+    }
+    if view.is_grid:
+        refuse_chat_flags(chat_only, speaker, days, message_counting, allow_repeat_speaker)
+        world = {"agents": grid_agents(agents), "steps": steps, "radius": radius}
+        world.update(width=width, height=height)
+        grid_outcome = run_grid_cli(app, view, llm=llm, seed=seed, world=world, as_json=as_json)
+        if grid_outcome.status == "failed":
+            raise SystemExit(1)
+        return
+    refuse_grid_flags({"--steps": steps, "--radius": radius, "--width": width, "--height": height})
+    if agents is None or total_messages is None:
+        missing = "--agents" if agents is None else "--messages"
+        raise UserError(
+            f"a chat experiment needs {missing}",
+            field=missing,
+            fix="give e.g. --agents guard=1,prisoner=2 --messages 20",
+        )
     spec = conv_service.build_spec(
         view,
         agents=agents,

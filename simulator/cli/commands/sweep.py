@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sys
 
 import click
 
-from simulator.cli.commands.sweep_options import _run_options, json_option, pools_header
+from simulator.cli.commands.sweep_options import _run_options, json_option
 from simulator.cli.context import AppContext
-from simulator.cli.interrupts import run_until_stopped
-from simulator.cli.params import (
-    SEED,
-    heartbeat_for,
+from simulator.cli.grid_sweep_options import (
+    grid_sweep_options,
+    grid_sweep_spec,
+    refuse_grid_sweep_flags,
 )
-from simulator.cli.sweep_progress import SweepDisplay, describe
+from simulator.cli.params import SEED
+from simulator.cli.sweep_display import print_plan
+from simulator.cli.sweep_running import run_sweep
 from simulator.domain.conversation import SPEAKER_METHODS
 from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
-from simulator.engine.llm_access import LLMAccess
-from simulator.engine.sweep_runner import SweepRunner
 from simulator.errors import UserError
-from simulator.llm.retry import PoolRegistry
 from simulator.services import experiments as exp_service
+from simulator.services import grid_sweeps
 from simulator.services import sweeps as service
 
 
@@ -79,6 +77,7 @@ def sweep() -> None:
     help="e.g. 'Guard/Personality=all'.",
 )
 @click.option("--seed", type=SEED)
+@grid_sweep_options
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
 @click.option("--yes", is_flag=True, help="Create without asking.")
 @json_option
@@ -94,13 +93,20 @@ def create_cmd(
 ) -> None:
     """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
     view = exp_service.get(app.store, experiment_id, app.user)
-    spec = _spec_from(view, file, flags)
-    plan = service.plan(app.store, view, spec, app.user)
+    if view.is_grid:
+        spec = grid_sweep_spec(file, flags)
+        plan = grid_sweeps.plan(app.store, view, spec, app.user)
+        creator = grid_sweeps.create
+    else:
+        refuse_grid_sweep_flags(flags)
+        spec = _spec_from(view, file, flags)
+        plan = service.plan(app.store, view, spec, app.user)
+        creator = service.create
     if as_json and dry_run:
         app.print_json(plan.as_dict())
         return
     if not as_json:
-        _print_plan(app, plan)
+        print_plan(app, plan)
     note = service.embedded_scale_note(app.store, plan.conversations)
     if note:
         app.err.print(note, markup=False, highlight=False)
@@ -114,7 +120,7 @@ def create_cmd(
     ):
         app.console.print("Nothing created.")
         return
-    doc, added = service.create(app.store, view, spec, app.user, plan)
+    doc, added = creator(app.store, view, spec, app.user, plan)
     if as_json:
         app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
     else:
@@ -161,83 +167,6 @@ def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
     return service.validate_spec(data, source=str(file) if file else None)
 
 
-def _print_plan(app: AppContext, plan: service.Plan) -> None:
-    if plan.breakdown:
-        app.console.print(f"plan: {plan.breakdown}", markup=False, highlight=False)
-    app.console.print(
-        f"cells: {plan.cells}  conversations: {plan.conversations}  "
-        f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}"
-    )
-    app.console.print(f"sample cell: {plan.sample.label()}")
-    for note in plan.defaults_applied:
-        app.console.print(f"default: {note}", markup=False, highlight=False)
-
-
-def _run(
-    app: AppContext,
-    sweep_id: str,
-    concurrency: int,
-    pools: tuple[str, ...],
-    lease_ttl: float,
-    as_json: bool,
-    verb: str,
-) -> None:
-    action = {"Resuming": "resume", "Working on": "work on", "Retrying": "retry"}.get(verb, "run")
-    service.require_owner(app.store, sweep_id, app.user, action)
-    sizes = {}
-    for pool in pools:
-        key, sep, size = pool.rpartition("=")
-        if not sep or not size.isdigit() or int(size) < 1:
-            raise UserError(
-                f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32"
-            )
-        sizes[key] = int(size)
-    if not as_json:
-        app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
-
-    async def go(stop: asyncio.Event):
-        with SweepDisplay(
-            app.console, quiet=as_json, plain_every_s=float(os.environ.get("SIM_PROGRESS_EVERY", 5))
-        ) as display:
-            pools = PoolRegistry(sizes=sizes, concurrency=concurrency, on_open=display.pool_opened)
-            llms = LLMAccess(pools=pools)
-            runner = SweepRunner(
-                app.store,
-                sweep_id,
-                llms,
-                concurrency=concurrency,
-                lease_ttl_s=lease_ttl,
-                heartbeat_s=heartbeat_for(lease_ttl),
-                on_progress=display,
-                stop=stop,
-            )
-            try:
-                return await runner.run()
-            finally:
-                await llms.aclose()
-
-    try:
-        progress = run_until_stopped(go, app.err)
-    except KeyboardInterrupt:
-        counts = service.status(app.store, sweep_id)["counts"]
-        app.err.print(
-            f"Stopped: {counts['done']} done, {counts['interrupted']} interrupted (resumable). "
-            f"Finish it with llm-sim sweep resume {sweep_id}",
-            markup=False,
-        )
-        raise
-    status = service.status(app.store, sweep_id)
-    if as_json:
-        app.print_json(status)
-    else:
-        app.console.print(describe(progress))
-    if status["counts"]["failed"]:
-        app.err.print(
-            f"{status['counts']['failed']} conversation(s) failed; retry them with "
-            f"llm-sim sweep retry-failed {sweep_id}"
-        )
-
-
 def _runner_command(name: str, verb: str, doc: str) -> None:
     """`run`, `resume` and `work` are one loop: claim, run, heartbeat; only the words differ."""
 
@@ -248,7 +177,7 @@ def _runner_command(name: str, verb: str, doc: str) -> None:
     def command(
         app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
     ) -> None:
-        _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb)
+        run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb)
 
 
 _runner_command("run", "Running", "Run a sweep until every conversation is done or failed.")
@@ -274,7 +203,7 @@ def retry_cmd(
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
         app.err.print(f"{reset} failed conversation(s) queued again.")
-    _run(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
+    run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
 
 
 @sweep.command("status")

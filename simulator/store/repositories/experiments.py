@@ -6,10 +6,11 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
+from simulator.domain.clock import now
 from simulator.domain.experiment import Experiment
+from simulator.domain.grid_experiment import GRID_FIELDS, GridExperiment, is_grid
 from simulator.domain.ids import content_hash, new_id
 from simulator.errors import NotFound, PermissionRefused
-from simulator.store.clock import now
 from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index
@@ -18,9 +19,22 @@ SCHEMA_VERSION = 1
 SPEC_FIELDS = ("starting_message", "llms", "roles", "shared_sections", "summarizer_sections")
 
 
-def experiment_version(experiment: Experiment) -> str:
-    """Hash of everything that shapes a conversation (not name, note or favourite)."""
-    return content_hash(experiment.model_dump(mode="json", include=set(SPEC_FIELDS)))
+AnyExperiment = Experiment | GridExperiment
+
+
+def spec_of(experiment: AnyExperiment) -> dict:
+    """What is stored under `spec`: everything that shapes a run (not name, note, favourite)."""
+    fields = GRID_FIELDS if isinstance(experiment, GridExperiment) else SPEC_FIELDS
+    return experiment.model_dump(mode="json", include=set(fields))
+
+
+def experiment_version(experiment: AnyExperiment) -> str:
+    """Hash of everything that shapes a conversation (not name, note or favourite); a grid
+    experiment's hash covers its kind too, so no chat experiment can share it."""
+    spec = spec_of(experiment)
+    if isinstance(experiment, GridExperiment):
+        return content_hash({"kind": experiment.kind, **spec})
+    return content_hash(spec)
 
 
 def imported_document(
@@ -55,10 +69,11 @@ class ExperimentsRepository:
         ensure_marker_index(self._col)
 
     def create(
-        self, experiment: Experiment, owner: str, duplicated_from: str | None = None
+        self, experiment: AnyExperiment, owner: str, duplicated_from: str | None = None
     ) -> dict:
         moment = now()
-        spec = experiment.model_dump(mode="json", include=set(SPEC_FIELDS))
+        spec = spec_of(experiment)
+        kind = {"kind": experiment.kind} if isinstance(experiment, GridExperiment) else {}
         for _ in range(8):
             doc = {
                 "_id": new_id("exp"),
@@ -71,6 +86,7 @@ class ExperimentsRepository:
                 "duplicated_from": duplicated_from,
                 "version": experiment_version(experiment),
                 "spec": spec,
+                **kind,
             }
             try:
                 self._col.insert_one(doc)
@@ -89,7 +105,7 @@ class ExperimentsRepository:
         return True
 
     @staticmethod
-    def version_of(experiment: Experiment) -> str:
+    def version_of(experiment: AnyExperiment) -> str:
         """The version a conversation run from `experiment` records (`experiment_version`)."""
         return experiment_version(experiment)
 
@@ -134,7 +150,9 @@ class ExperimentsRepository:
         return doc
 
 
-def to_model(doc: dict, favourite: bool = False) -> Experiment:
-    """Rebuild the validated model from a stored document."""
+def to_model(doc: dict, favourite: bool = False) -> AnyExperiment:
+    """Rebuild the validated model from a stored document (a chat or a grid experiment)."""
     data = {"name": doc["name"], "note": doc.get("note", ""), "favourite": favourite, **doc["spec"]}
+    if is_grid(doc):
+        return GridExperiment.from_stored({"kind": doc["kind"], **data})
     return Experiment.from_stored(data)

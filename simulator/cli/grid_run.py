@@ -1,0 +1,129 @@
+"""`llm-sim run` of a grid experiment: its flags, header, live field and result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import click
+
+from simulator.cli.context import AppContext
+from simulator.cli.grid_live import GridLiveView
+from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.live import pull_progress
+from simulator.domain.grid_experiment import GridSpec
+from simulator.engine.conversation import llm_name
+from simulator.engine.llm_access import LLMAccess
+from simulator.errors import UserError
+from simulator.services import grid_runs
+from simulator.services.conversations import RunOutcome
+from simulator.services.experiments import ExperimentView
+
+
+def grid_options(command: Callable) -> Callable:
+    """The world flags of a grid run; each overrides the experiment's value."""
+    for name, text in reversed(
+        (
+            ("--steps", "Grid: steps to run (default: the experiment's)."),
+            ("--radius", "Grid: message range, Chebyshev distance (default: the experiment's)."),
+            ("--width", "Grid: field width (default: the experiment's)."),
+            ("--height", "Grid: field height (default: the experiment's)."),
+        )
+    ):
+        command = click.option(name, type=click.IntRange(min=0), help=text)(command)
+    return command
+
+
+def grid_agents(agents: str | None) -> int | None:
+    """`--agents 10` for a grid; the chat's ROLE=N form is refused with the reason."""
+    if agents is None:
+        return None
+    text = agents.strip()
+    if not text.isascii() or not text.isdigit():
+        raise UserError(
+            f"{agents!r} is not a number of agents; a grid experiment has no roles",
+            field="--agents",
+            fix="give the number of agents, e.g. --agents 10",
+        )
+    return int(text)
+
+
+def refuse_chat_flags(
+    given: dict[str, object], speaker: str, days: int, counting: str, repeat: bool
+) -> None:
+    """A chat flag on a grid run would be silently ignored: refuse it instead."""
+    named = [flag for flag, value in given.items() if value not in (None, ())]
+    named += ["--speaker"] if speaker != "round_robin" else []
+    named += ["--days"] if days != 1 else []
+    named += ["--message-counting"] if counting != "agent_turns" else []
+    named += ["--allow-repeat-speaker"] if repeat else []
+    if named:
+        raise UserError(
+            f"{', '.join(named)} belong to group chats; this is a grid experiment",
+            field=named[0],
+            fix="leave them out; a grid run takes --agents N, --steps, --radius, --width, "
+            "--height, --llm and --seed",
+        )
+
+
+def refuse_grid_flags(given: dict[str, int | None]) -> None:
+    named = [flag for flag, value in given.items() if value is not None]
+    if named:
+        raise UserError(
+            f"{', '.join(named)} belong to grid experiments; this is a group chat",
+            field=named[0],
+            fix="leave them out, or run a grid experiment (kind: grid)",
+        )
+
+
+def print_header(app: AppContext, spec: GridSpec) -> None:
+    """What will run, including every value the tool chose because nobody said."""
+    w = spec.world
+    line = (
+        f"grid: {w.agents} agents on {w.width} x {w.height}{' torus' if w.torus else ''}, "
+        f"message radius {w.radius}, {w.steps} steps ({spec.calls:,} calls: message, memory "
+        "and move per agent per step)"
+    )
+    app.err.print(line, markup=False, highlight=False)
+    app.err.print(f"model: {llm_name(spec.llm)}", markup=False, highlight=False)
+    for note in spec.defaults_applied:
+        app.err.print(f"default: {note}", markup=False, highlight=False)
+
+
+def run_grid_cli(
+    app: AppContext,
+    view: ExperimentView,
+    *,
+    llm: str | None,
+    seed: int | None,
+    world: dict,
+    as_json: bool,
+) -> RunOutcome:
+    """Preflight the model, store the run, run it live."""
+    spec = grid_runs.build_spec(view, llm=llm, seed=seed, world=world)
+    live = GridLiveView.for_output(app.console, as_json)
+    llms = LLMAccess(on_pull_progress=None if as_json else pull_progress(app.err))
+
+    async def go(stop: asyncio.Event) -> RunOutcome:
+        try:
+            await grid_runs.preflight(spec, llms)
+            doc = grid_runs.create(app.store, view, spec, app.user)
+            return await grid_runs.run(app.store, doc["_id"], llms, on_event=live, stop=stop)
+        finally:
+            live.close()
+            await llms.aclose()
+
+    if not as_json:
+        print_header(app, spec)
+    outcome = run_until_stopped(go, app.err)
+    if as_json:
+        app.print_json(
+            {
+                "conversation_id": outcome.conversation_id,
+                "kind": "grid",
+                "status": outcome.status,
+                "error": outcome.error,
+                "counters": outcome.counters,
+            }
+        )
+    return outcome

@@ -1,0 +1,93 @@
+"""`llm-sim sweep create` flags for grid experiments, and the spec they make with a file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from simulator.domain.grid_sweep import GridSweepSpec
+from simulator.domain.yaml_io import load_model
+from simulator.errors import UserError
+from simulator.services import grid_sweeps
+
+CHAT_ONLY = (
+    ("manager_llm", "--manager-llm"),
+    ("summarizer_llm", "--summarizer-llm"),
+    ("total_messages", "--messages"),
+    ("message_counting", "--message-counting"),
+    ("allow_repeat_speaker", "--allow-repeat-speaker"),
+    ("days", "--days"),
+    ("every_day_count", "--every-day-count"),
+    ("every_combination", "--every-combination"),
+    ("speakers", "--speaker"),
+    ("variants", "--variant"),
+)
+GRID_ONLY = (("radius", "--radius"), ("steps", "--steps"), ("seeds", "--seeds"))
+
+
+def grid_sweep_options(command: Callable) -> Callable:
+    for name, text in reversed(
+        (
+            ("--radius", "Grid: message ranges to try, e.g. 0,5,25."),
+            ("--steps", "Grid: step counts to try, e.g. 5,100."),
+            ("--seeds", "Grid: one run per seed, e.g. 1,2 (each seed places the agents)."),
+        )
+    ):
+        command = click.option(name, metavar="N,…", help=text)(command)
+    return command
+
+
+def _numbers(text: str | None, flag: str) -> list[int] | None:
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
+        raise UserError(
+            f"{text!r} is not a list of whole numbers",
+            field=flag,
+            fix=f"write e.g. {flag} 0,5,25",
+        )
+    return [int(p) for p in parts]
+
+
+def _given(value: object) -> bool:
+    return value not in (None, (), [], False)
+
+
+def refuse_grid_sweep_flags(flags: dict) -> None:
+    named = [flag for key, flag in GRID_ONLY if _given(flags.get(key))]
+    if named:
+        raise UserError(
+            f"{', '.join(named)} belong to grid experiments; this is a group chat",
+            field=named[0],
+            fix="leave them out, or sweep a grid experiment (kind: grid)",
+        )
+
+
+def grid_sweep_spec(file: str | None, flags: dict) -> GridSweepSpec:
+    """The file's spec with the flags over it; a chat-only flag is refused, never dropped."""
+    named = [flag for key, flag in CHAT_ONLY if _given(flags.get(key))]
+    if named:
+        raise UserError(
+            f"{', '.join(named)} belong to group chats; this is a grid experiment",
+            field=named[0],
+            fix="leave them out; a grid sweep takes --llm, --agents, --steps, --radius, "
+            "--seeds, --seed, --repetitions and --name",
+        )
+    data: dict = {}
+    if file is not None:
+        data = load_model(file, GridSweepSpec, "sweep").model_dump(mode="json", exclude_unset=True)
+    overrides = {
+        "name": flags.get("name"),
+        "repetitions": flags.get("repetitions"),
+        "seed": flags.get("seed"),
+        "llms": list(flags.get("llms") or ()) or None,
+        "agents": _numbers(flags.get("agents"), "--agents"),
+        "steps": _numbers(flags.get("steps"), "--steps"),
+        "radius": _numbers(flags.get("radius"), "--radius"),
+        "seeds": _numbers(flags.get("seeds"), "--seeds"),
+    }
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    data["kind"] = "grid"
+    return grid_sweeps.validate_spec(data, source=str(file) if file else None)

@@ -1,0 +1,109 @@
+"""The 2D community's pure rules (Takata et al. 2024): torus geometry, delivery, moves.
+
+No model, no store: every rule here is checked by unit tests against the spec's own checks
+(shared/specs/takata-grid.md). Positions are (x, y) integer pairs, 0 <= x < width.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+Position = tuple[int, int]
+
+MOVES: tuple[str, ...] = ("x+1", "x-1", "y+1", "y-1", "stay")
+FALLBACK_MOVE = "stay"
+NO_MESSAGES = "No Messages"  # what an agent receives when nobody is in range (the paper's text)
+INITIAL_MEMORY = "no memory"
+_STEPS = {"x+1": (1, 0), "x-1": (-1, 0), "y+1": (0, 1), "y-1": (0, -1), "stay": (0, 0)}
+# the five commands as tokens: "x+1" but not "max+10" or "x+12"; case and inner spaces
+# ("X + 1") are forgiven, since small models write them so
+_MOVE_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_])([xy])\s*([+-])\s*1(?![0-9])|(?<![A-Za-z])(stay)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+def axis_distance(a: int, b: int, size: int, torus: bool) -> int:
+    gap = abs(a - b)
+    return min(gap, size - gap) if torus else gap
+
+
+def distance(a: Position, b: Position, width: int, height: int, torus: bool = True) -> int:
+    """Chebyshev distance, wrapping around on a torus: (0,0)-(49,49) is 1 on 50 x 50."""
+    return max(axis_distance(a[0], b[0], width, torus), axis_distance(a[1], b[1], height, torus))
+
+
+def hearers(
+    positions: Sequence[Position],
+    speaker: int,
+    radius: int,
+    width: int,
+    height: int,
+    torus: bool = True,
+) -> list[int]:
+    """The other agents within `radius` of `speaker`. Agents sharing a cell are at distance 0,
+    so with radius 0 they (and only they) hear each other: our reading where the paper is silent."""
+    here = positions[speaker]
+    return [
+        other
+        for other, there in enumerate(positions)
+        if other != speaker and distance(here, there, width, height, torus) <= radius
+    ]
+
+
+def delivery(
+    positions: Sequence[Position], radius: int, width: int, height: int, torus: bool = True
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Who hears whom this step: (recipients of each agent's message, senders each agent hears),
+    both in agent order."""
+    recipients = [
+        hearers(positions, i, radius, width, height, torus) for i in range(len(positions))
+    ]
+    senders: list[list[int]] = [[] for _ in positions]
+    for speaker, heard_by in enumerate(recipients):
+        for other in heard_by:
+            senders[other].append(speaker)
+    return recipients, senders
+
+
+def received_text(names: Sequence[str], messages: Sequence[str], senders: Sequence[int]) -> str:
+    """What one agent reads: each sender's message on its own line, or "No Messages"."""
+    if not senders:
+        return NO_MESSAGES
+    return "\n".join(f"{names[s]}: {messages[s]}" for s in senders)
+
+
+def parse_move(reply: str) -> tuple[str, bool]:
+    """The earliest of the five commands in the reply, and whether the parse fell back.
+
+    "I choose y+1 then x-1" -> ("y+1", False); "north" -> ("stay", True): a reply naming no
+    command is stored as an invalid move, counted, and the agent stays."""
+    found = _MOVE_TOKEN.search(reply or "")
+    if found is None:
+        return FALLBACK_MOVE, True
+    if found.group(3):
+        return "stay", False
+    return f"{found.group(1).lower()}{found.group(2)}1", False
+
+
+def moved(position: Position, move: str, width: int, height: int, torus: bool = True) -> Position:
+    """Where a move lands: wrapped on a torus, held at the edge on a bounded field."""
+    dx, dy = _STEPS[move]
+    x, y = position[0] + dx, position[1] + dy
+    if torus:
+        return x % width, y % height
+    return min(max(x, 0), width - 1), min(max(y, 0), height - 1)
+
+
+def initial_positions(agents: int, width: int, height: int, seed: int | None) -> list[Position]:
+    """Random integer cells, reproducible for a given seed (cells may be shared, as in the paper).
+    `seed` None draws from the operating system: the run stores what it drew."""
+    rng = random.Random(seed)
+    return [(rng.randrange(width), rng.randrange(height)) for _ in range(agents)]
+
+
+def agent_names(agents: int) -> list[str]:
+    """agent0, agent1, …: the paper's names (no persona)."""
+    return [f"agent{i}" for i in range(agents)]

@@ -1,0 +1,158 @@
+"""A grid experiment (`kind: grid`) and one run's fixed choices (`GridSpec`). Pure data.
+
+The paper's defaults (shared/specs/takata-grid.md) are the field defaults; the shipped file
+prompts/experiments/takata_grid.yaml spells them out. Prompt templates use `{field}` names,
+checked here so a typo is refused when the experiment is saved, not in step 40 of a run.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from simulator.domain.experiment import LLMChoice, Name, _reject_duplicates
+from simulator.domain.grid import INITIAL_MEMORY, Position, agent_names, initial_positions
+from simulator.domain.limits import MAX_SEED
+
+GRID_KIND = "grid"
+TEMPLATE_FIELDS = ("name", "x", "y", "width", "height", "agents", "radius", "memory", "messages")
+GRID_FIELDS = ("llms", "world", "prompts")  # what a stored grid experiment keeps under `spec`
+STAGES = ("message", "memory", "move")  # the three calls of every agent in every step
+MAX_GRID_SIDE = 1000
+MAX_GRID_AGENTS = 1000
+MAX_GRID_STEPS = 10_000
+
+
+class GridPrompts(BaseModel):
+    """The three templates every agent is prompted with, each sent alone (no chat history)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, max_length=20_000)
+    memory: str = Field(min_length=1, max_length=20_000)
+    move: str = Field(min_length=1, max_length=20_000)
+
+    @model_validator(mode="after")
+    def _known_fields(self) -> GridPrompts:
+        for stage in STAGES:
+            check_template(getattr(self, stage), f"prompts.{stage}")
+        return self
+
+
+def check_template(text: str, where: str) -> None:
+    """Only the documented `{fields}`; a literal brace is written `{{` or `}}`."""
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc} (write a literal brace as {{{{ or }}}})") from None
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        if field not in TEMPLATE_FIELDS or spec or conversion:
+            raise ValueError(
+                f"{where}: unknown field {{{field}}}; the fields are "
+                + " ".join(f"{{{name}}}" for name in TEMPLATE_FIELDS)
+            )
+
+
+class GridWorld(BaseModel):
+    """The world's parameters: what a sweep may vary and a run fixes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    width: int = Field(default=50, ge=1, le=MAX_GRID_SIDE)
+    height: int = Field(default=50, ge=1, le=MAX_GRID_SIDE)
+    torus: bool = True
+    agents: int = Field(default=10, ge=1, le=MAX_GRID_AGENTS)
+    steps: int = Field(default=100, ge=1, le=MAX_GRID_STEPS)
+    radius: int = Field(default=5, ge=0, le=2 * MAX_GRID_SIDE)
+    # None: random cells drawn from the run's seed; else one [x, y] per agent
+    positions: list[tuple[int, int]] | None = None
+    initial_memory: str = Field(default=INITIAL_MEMORY, max_length=20_000)
+
+    @model_validator(mode="after")
+    def _positions_fit(self) -> GridWorld:
+        if self.positions is None:
+            return self
+        if len(self.positions) != self.agents:
+            raise ValueError(
+                f"positions lists {len(self.positions)} cells for {self.agents} agents; give "
+                "one [x, y] per agent, or leave positions out for random cells"
+            )
+        for i, (x, y) in enumerate(self.positions):
+            if not (0 <= x < self.width and 0 <= y < self.height):
+                raise ValueError(
+                    f"positions[{i}] = [{x}, {y}] is off the {self.width} x {self.height} field "
+                    f"(x from 0 to {self.width - 1}, y from 0 to {self.height - 1})"
+                )
+        return self
+
+    def starting_positions(self, seed: int | None) -> list[Position]:
+        if self.positions is not None:
+            return [(int(x), int(y)) for x, y in self.positions]
+        return initial_positions(self.agents, self.width, self.height, seed)
+
+
+class GridExperiment(BaseModel):
+    """Agents with no persona on a 2D field, talking to neighbours (Takata et al. 2024)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["grid"] = GRID_KIND
+    name: Name = Field(min_length=1, max_length=120)
+    note: str = Field(default="", max_length=2000)
+    favourite: bool = False
+    llms: list[LLMChoice] = Field(min_length=1)
+    world: GridWorld = Field(default_factory=GridWorld)
+    prompts: GridPrompts
+
+    @model_validator(mode="after")
+    def _unique_llms(self) -> GridExperiment:
+        _reject_duplicates([llm.key for llm in self.llms], "LLM entries")
+        return self
+
+    @classmethod
+    def from_stored(cls, data: dict) -> GridExperiment:
+        return cls.model_validate(data)
+
+
+class GridSpec(BaseModel):
+    """One grid run with every choice fixed; stored whole on its run document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["grid"] = GRID_KIND
+    world: GridWorld
+    start: list[tuple[int, int]]  # the cells the agents start on (drawn or given)
+    llm: LLMChoice
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    defaults_applied: list[str] = Field(default_factory=list)
+
+    @field_validator("start")
+    @classmethod
+    def _some(cls, value: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        if not value:
+            raise ValueError("a grid run needs at least one agent")
+        return value
+
+    @model_validator(mode="after")
+    def _one_cell_per_agent(self) -> GridSpec:
+        if len(self.start) != self.world.agents:
+            raise ValueError(f"start lists {len(self.start)} cells for {self.world.agents} agents")
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return agent_names(self.world.agents)
+
+    @property
+    def calls(self) -> int:
+        """LLM calls of the whole run: three per agent per step."""
+        return len(STAGES) * self.world.agents * self.world.steps
+
+
+def is_grid(data: dict | None) -> bool:
+    """Whether a stored experiment, spec or run document is a grid one."""
+    return bool(data) and data.get("kind") == GRID_KIND

@@ -1,0 +1,224 @@
+"""The 2D community's step loop: message, delivery, memory, move, parse, move all at once.
+
+Each stage sends every agent's call together (engine/step_calls.py). A step's rows are stored
+when the step is complete; the calls are in the ledger as they happen, so a run killed in
+the middle of a step resumes from the last complete step and replays the calls already
+answered instead of sending them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from simulator.domain import grid
+from simulator.domain.grid_experiment import STAGES, GridExperiment, GridSpec
+from simulator.domain.params import GenerationParams
+from simulator.engine import events as ev
+from simulator.engine.llm_access import LLMAccess
+from simulator.engine.recorder import StoreRecorder, TranscriptTaken
+from simulator.engine.step_calls import ActorCall, StageCalls, StageFailed, replay_book
+
+MOVE_FALLBACKS = "move_fallbacks"  # counter: move replies that named no command (agent stayed)
+PURPOSES = {stage: f"grid_{stage}" for stage in STAGES}
+
+
+@dataclass
+class GridRun:
+    """Everything one grid run needs; the store and the backends arrive from outside."""
+
+    run_id: str
+    experiment: GridExperiment
+    spec: GridSpec
+    llms: LLMAccess
+    recorder: StoreRecorder
+    on_event: Callable[[ev.Event], None] = lambda event: None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class GridState:
+    """Where every agent is after `step` complete steps, and what it carries into the next."""
+
+    step: int
+    positions: list[grid.Position]
+    memories: list[str]
+    received: list[str]  # what each agent read in the last step ("No Messages" before step 1)
+
+
+async def run_grid(run: GridRun) -> str:
+    """Run (or resume) a grid run to the end; return its final status."""
+    recorder = run.recorder
+    try:
+        return await _GridLoop(run).run()
+    except StageFailed as exc:
+        recorder.mark("failed", str(exc))
+        run.on_event(ev.ConversationFinished(run.run_id, "failed", str(exc), recorder.counters))
+        return "failed"
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        recorder.mark("interrupted", "stopped by the user")
+        run.on_event(ev.ConversationFinished(run.run_id, "interrupted", None, recorder.counters))
+        raise
+    except TranscriptTaken:
+        raise
+    except Exception as exc:
+        recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
+        raise
+
+
+def resume_state(spec: GridSpec, rows: list[dict]) -> tuple[GridState, set[str]]:
+    """The state after the last complete step of the stored rows, and the ids already stored
+    of the step after it (a kill between two inserts of one step leaves some)."""
+    world = spec.world
+    state = GridState(
+        0,
+        [tuple(p) for p in spec.start],  # type: ignore[misc]
+        [world.initial_memory] * world.agents,
+        [grid.NO_MESSAGES] * world.agents,
+    )
+    by_step: dict[int, list[dict]] = {}
+    for row in rows:
+        by_step.setdefault(row["step"], []).append(row)
+    step = 1
+    while len(by_step.get(step, [])) == world.agents:
+        done = sorted(by_step[step], key=lambda r: r["agent_index"])
+        state = GridState(
+            step,
+            [tuple(r["position_after"]) for r in done],  # type: ignore[misc]
+            [r["memory"] for r in done],
+            [r["received"] for r in done],
+        )
+        step += 1
+    return state, {r["_id"] for r in by_step.get(step, [])}
+
+
+class _GridLoop:
+    def __init__(self, run: GridRun):
+        self.run_ = run
+        self.spec = run.spec
+        self.world = run.spec.world
+        self.names = run.spec.names
+        self.prompts = run.experiment.prompts
+
+    async def run(self) -> str:
+        run, recorder = self.run_, self.run_.recorder
+        recorder.counters.setdefault(MOVE_FALLBACKS, 0)
+        calls = recorder.load_calls()
+        rows = self._stored_rows()
+        state, partial = resume_state(self.spec, rows)
+        for row in rows:
+            if row["step"] <= state.step:
+                recorder.counters["messages"] += 1
+                recorder.counters[MOVE_FALLBACKS] += int(bool(row.get("move_fallback")))
+        stage_calls = StageCalls(recorder, run.llms, self.spec.llm, replay_book(calls))
+        run.on_event(
+            ev.GridPlanned(
+                run.run_id, self.names, self.world.model_dump(), state.step, state.positions
+            )
+        )
+        recorder.mark("running")
+        while state.step < self.world.steps:
+            if run.stop.is_set():
+                recorder.mark("interrupted", "stopped by the user")
+                run.on_event(
+                    ev.ConversationFinished(run.run_id, "interrupted", None, recorder.counters)
+                )
+                return "interrupted"
+            state = await self._step(state, stage_calls, partial)
+            partial = set()
+        recorder.mark("done")
+        run.on_event(ev.ConversationFinished(run.run_id, "done", None, recorder.counters))
+        return "done"
+
+    def _stored_rows(self) -> list[dict]:
+        return self.run_.recorder.store.grid_steps.for_run(self.run_.run_id)
+
+    def _fields(self, i: int, position: grid.Position, memory: str, messages: str) -> dict:
+        return {
+            "name": self.names[i],
+            "x": position[0],
+            "y": position[1],
+            "width": self.world.width,
+            "height": self.world.height,
+            "agents": self.world.agents,
+            "radius": self.world.radius,
+            "memory": memory,
+            "messages": messages,
+        }
+
+    def _params(self, step: int, stage: int, agent: int) -> GenerationParams:
+        """The run's seed, offset per call (step, stage, agent), wrapped into 32 bits."""
+        params = self.spec.llm.params
+        if self.spec.seed is None:
+            return params
+        offset = ((step - 1) * len(STAGES) + stage) * self.world.agents + agent
+        return params.merge(GenerationParams(seed=(self.spec.seed + offset) % 2**32))
+
+    def _calls(self, stage: int, step: int, texts: list[dict]) -> list[ActorCall]:
+        name = STAGES[stage]
+        template = getattr(self.prompts, name)
+        return [
+            ActorCall(
+                PURPOSES[name],
+                step,
+                i,
+                self.names[i],
+                [{"role": "user", "content": template.format(**fields)}],
+                self._params(step, stage, i),
+            )
+            for i, fields in enumerate(texts)
+        ]
+
+    async def _step(self, state: GridState, stage_calls: StageCalls, stored: set[str]) -> GridState:
+        run, world, step = self.run_, self.world, state.step + 1
+        positions = state.positions
+        run.on_event(ev.GridStepStarted(run.run_id, step))
+        fields = [
+            self._fields(i, positions[i], state.memories[i], state.received[i])
+            for i in range(world.agents)
+        ]
+        messages = [r.text.strip() for r in await stage_calls.run(self._calls(0, step, fields))]
+        recipients, senders = grid.delivery(
+            positions, world.radius, world.width, world.height, world.torus
+        )
+        received = [
+            grid.received_text(self.names, messages, senders[i]) for i in range(world.agents)
+        ]
+        fields = [
+            self._fields(i, positions[i], state.memories[i], received[i])
+            for i in range(world.agents)
+        ]
+        memories = [r.text.strip() for r in await stage_calls.run(self._calls(1, step, fields))]
+        fields = [
+            self._fields(i, positions[i], memories[i], received[i]) for i in range(world.agents)
+        ]
+        replies = [r.text for r in await stage_calls.run(self._calls(2, step, fields))]
+        parsed = [grid.parse_move(reply) for reply in replies]
+        after = [
+            grid.moved(positions[i], move, world.width, world.height, world.torus)
+            for i, (move, _) in enumerate(parsed)
+        ]
+        rows = [
+            {
+                "conversation_id": run.run_id,
+                "step": step,
+                "agent": self.names[i],
+                "agent_index": i,
+                "position_before": list(positions[i]),
+                "position_after": list(after[i]),
+                "message": messages[i],
+                "recipients": [self.names[j] for j in recipients[i]],
+                "heard_from": [self.names[j] for j in senders[i]],
+                "received": received[i],
+                "memory": memories[i],
+                "move_reply": replies[i],
+                "move": parsed[i][0],
+                "move_fallback": parsed[i][1],
+            }
+            for i in range(world.agents)
+        ]
+        await run.recorder.record_step_rows(rows, stored)
+        run.recorder.counters[MOVE_FALLBACKS] += sum(fallback for _, fallback in parsed)
+        run.on_event(ev.GridStepStored(run.run_id, step, rows))
+        return GridState(step, after, memories, received)

@@ -1,0 +1,130 @@
+"""Grid run operations shared by `llm-sim run`, sweeps and the menus: spec, create, run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from simulator.domain.grid_experiment import GridExperiment, GridSpec, GridWorld
+from simulator.domain.yaml_io import validation_to_user_error
+from simulator.engine import events as ev
+from simulator.engine.conversation import llm_name
+from simulator.engine.grid_run import GridRun, run_grid
+from simulator.engine.llm_access import LLMAccess
+from simulator.engine.recorder import StoreRecorder
+from simulator.errors import UserError
+from simulator.llm.base import FatalBackendError
+from simulator.services.conversations import RunOutcome, choose_llm
+from simulator.services.experiments import ExperimentView
+from simulator.store.store import Store
+
+WORLD_FLAGS = ("agents", "steps", "radius", "width", "height")
+
+
+def build_spec(
+    view: ExperimentView,
+    *,
+    llm: str | None = None,
+    seed: int | None = None,
+    world: dict | None = None,
+) -> GridSpec:
+    """The experiment's world with `world`'s values over it; every default that decides what
+    runs is noted (and printed in the run header). A bad value is one UserError naming it."""
+    experiment = view.experiment
+    assert isinstance(experiment, GridExperiment)
+    notes: list[str] = []
+    choice = choose_llm(experiment, llm, "--llm", notes)  # type: ignore[arg-type]
+    if llm is None:
+        notes.append(f"model: {llm_name(choice)} (not given; the experiment's first LLM)")
+    overrides = {k: v for k, v in (world or {}).items() if v is not None}
+    data = {**experiment.world.model_dump(mode="json"), **overrides}
+    given = experiment.world.positions
+    if given is not None and overrides.get("agents", len(given)) != len(given):
+        raise UserError(
+            f"the experiment places {len(given)} agents on given cells, "
+            f"and {overrides['agents']} agents were asked for",
+            field="--agents",
+            fix="leave --agents out, or duplicate the experiment without positions",
+        )
+    try:
+        world_model = GridWorld.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_user_error(exc, "grid world", source=None, marks={}) from None
+    if world_model.positions is None:
+        drawn = "from the seed" if seed is not None else "with no seed: not reproducible"
+        notes.append(f"positions: random cells {drawn}")
+    if seed is None:
+        notes.append("seed: none (positions and sampling are not reproducible)")
+    start = world_model.starting_positions(seed)
+    return GridSpec(world=world_model, start=start, llm=choice, seed=seed, defaults_applied=notes)
+
+
+def run_document(
+    view: ExperimentView, spec: GridSpec, user: str, extra: dict | None = None
+) -> dict:
+    """The fields of a stored grid run (the store adds id, status, counters and times)."""
+    return {
+        "kind": "grid",
+        "experiment_id": view.id,
+        "experiment_version": view.version,
+        "owner": user,
+        "spec": spec.model_dump(mode="json"),
+        "experiment": view.experiment.model_dump(mode="json"),
+        "agents": [
+            {"name": name, "index": i, "model": spec.llm.model, "llm_label": spec.llm.key}
+            for i, name in enumerate(spec.names)
+        ],
+        **(extra or {}),
+    }
+
+
+def create(store: Store, view: ExperimentView, spec: GridSpec, user: str) -> dict:
+    """Store a pending grid run holding the spec and a snapshot of the experiment."""
+    store.users.ensure(user)
+    return store.conversations.create(run_document(view, spec, user))
+
+
+async def preflight(spec: GridSpec, llms: LLMAccess) -> None:
+    """Check the model before anything is written; a failure is a UserError (exit 2)."""
+    try:
+        await llms.preflight([spec.llm])
+    except FatalBackendError as exc:
+        raise UserError(str(exc)) from None
+
+
+async def run(
+    store: Store,
+    run_id: str,
+    llms: LLMAccess,
+    on_event: Callable[[ev.Event], None] = lambda e: None,
+    stop: asyncio.Event | None = None,
+    experiment: GridExperiment | None = None,
+    on_call: Callable[[dict], None] | None = None,
+    lease_owner: str | None = None,
+    doc: dict | None = None,
+) -> RunOutcome:
+    """Run or resume one stored grid run (a sweep passes its snapshot and claimed document)."""
+    doc = doc or store.conversations.get(run_id)
+    if experiment is None:
+        snapshot = doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
+        experiment = GridExperiment.from_stored(snapshot)
+    recorder = StoreRecorder(
+        store,
+        run_id,
+        on_call=on_call,
+        lease_owner=lease_owner,
+        never_started=doc.get("started_at") is None,
+    )
+    grid_run = GridRun(
+        run_id,
+        experiment,
+        GridSpec.model_validate(doc["spec"]),
+        llms,
+        recorder,
+        on_event,
+        stop or asyncio.Event(),
+    )
+    status = await run_grid(grid_run)
+    return RunOutcome(run_id, status, recorder.error, dict(recorder.counters))

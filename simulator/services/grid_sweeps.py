@@ -1,0 +1,135 @@
+"""Sweeps of grid experiments: plan and create (idempotent), then the shared runner runs them.
+
+A grid sweep is stored like a chat sweep (`sweeps`, with `kind: grid`) and its runs like
+conversations (`conversations`, `kind: grid`), so claiming, leases, heartbeats, resume,
+status and progress are the chat sweeps' own.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from simulator.domain.grid_experiment import GridExperiment
+from simulator.domain.grid_sweep import GridSweepSpec, calls_per_run, cells, expand
+from simulator.domain.ids import content_hash
+from simulator.domain.yaml_io import validation_to_user_error
+from simulator.errors import UserError
+from simulator.services import grid_runs
+from simulator.services.experiments import ExperimentView
+from simulator.services.sweeps import Plan
+from simulator.store.repositories.conversations import ConversationsRepository
+from simulator.store.store import Store
+
+
+def validate_spec(data: dict, source: str | None = None) -> GridSweepSpec:
+    try:
+        return GridSweepSpec.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_user_error(exc, "sweep", source=source, marks={}) from None
+
+
+def _cell_spec(view: ExperimentView, cell, seed: int | None):
+    """The GridSpec of one run; a cell that cannot run is one UserError naming it."""
+    try:
+        return grid_runs.build_spec(
+            view,
+            llm=cell.llm,
+            seed=seed,
+            world={"agents": cell.agents, "steps": cell.steps, "radius": cell.radius},
+        )
+    except UserError as exc:
+        raise UserError(
+            f"the cell {cell.label()} cannot run: {exc.message}", field="sweep", fix=exc.fix
+        ) from None
+
+
+def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) -> Plan:
+    """What the sweep will run, without writing anything."""
+    experiment = view.experiment
+    assert isinstance(experiment, GridExperiment)
+    planned = expand(spec, experiment, view.version, owner)
+    notes: dict[str, None] = {}
+    for cell in cells(spec, experiment):  # every cell can run before anything is stored
+        notes.update(dict.fromkeys(_cell_spec(view, cell, spec.run_seeds()[0]).defaults_applied))
+    stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
+    axes = [
+        f"{name}: {', '.join(str(v) for v in values)}"
+        for name, values in (
+            ("llm", spec.llms),
+            ("agents", spec.agents),
+            ("steps", spec.steps),
+            ("radius", spec.radius),
+            ("seeds", spec.seeds),
+        )
+        if values
+    ]
+    if not spec.seeds:
+        axes.append(f"repetitions: {spec.repetitions}")
+    cell_count = len({p.cell_key for p in planned})
+    return Plan(
+        cell_count,
+        len(planned),
+        sum(calls_per_run(p.cell) for p in planned),
+        len(stored),
+        planned[0].cell,  # type: ignore[arg-type]
+        planned,  # type: ignore[arg-type]
+        list(notes),
+        "grid sweep; " + "; ".join(axes),
+        stored,
+    )
+
+
+def sweep_key(view: ExperimentView, spec: GridSweepSpec, owner: str) -> str:
+    identity = {"v": view.version, "spec": spec.model_dump(mode="json"), "owner": owner}
+    return "s_" + content_hash(identity, 20)
+
+
+def create(
+    store: Store, view: ExperimentView, spec: GridSweepSpec, user: str, prepared: Plan | None = None
+) -> tuple[dict, int]:
+    """Create the sweep (or find the identical one) and store every run not yet stored."""
+    the_plan = prepared if prepared is not None else plan(store, view, spec, user)
+    specs = {  # every run's spec is built before anything is written
+        p.key: _cell_spec(view, p.cell, p.seed)
+        for p in the_plan.planned
+        if p.key not in the_plan.stored_keys
+    }
+    key = sweep_key(view, spec, user)
+    sweep = store.sweeps.find_by_key(key) or store.sweeps.create(
+        {
+            "key": key,
+            "kind": "grid",
+            "experiment_id": view.id,
+            "experiment_version": view.version,
+            "owner": user,
+            "name": spec.name,
+            "spec": spec.model_dump(mode="json"),
+            "experiment": view.experiment.model_dump(mode="json"),
+            "plan": the_plan.as_dict(),
+        }
+    )
+    store.users.ensure(user)
+    docs = (
+        ConversationsRepository.new_document(
+            grid_runs.run_document(
+                view,
+                specs[p.key],
+                user,
+                {
+                    "key": p.key,
+                    "sweep_id": sweep["_id"],
+                    "order": order,
+                    "cell": p.cell.as_dict(),
+                    "cell_key": p.cell_key,
+                    "cell_label": p.cell.label(),
+                    "repetition": p.repetition,
+                    "lease_owner": None,
+                    "lease_expires_ms": 0,
+                    "claims": 0,
+                },
+            )
+        )
+        for order, p in enumerate(the_plan.planned)
+        if p.key in specs
+    )
+    return sweep, store.sweeps.insert_conversations(docs)

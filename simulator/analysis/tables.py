@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from simulator.analysis.scope import Scope
+from simulator.domain.clock import as_datetime
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import Cell
-from simulator.engine.recorder import COUNTER_NAMES
-from simulator.store.clock import as_datetime
+from simulator.domain.vocabulary import COUNTER_NAMES
 
 TABLES = ("conversations", "messages", "summaries", "calls", "scores")
 COUNTERS = COUNTER_NAMES  # the recorder's counters, one column each

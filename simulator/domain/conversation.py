@@ -8,10 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE, MAX_SEED
+from simulator.domain.vocabulary import SPEAKER_METHODS as SPEAKER_METHODS  # still importable here
+from simulator.domain.vocabulary import SpeakerMethod
 
 MessageCounting = Literal["agent_turns", "reference"]
-SpeakerMethod = Literal["round_robin", "random", "role_alternating", "auto", "manual"]
-SPEAKER_METHODS: tuple[str, ...] = ("round_robin", "random", "role_alternating", "auto", "manual")
 MIN_MESSAGES_PER_DAY = 2
 
 

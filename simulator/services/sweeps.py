@@ -17,6 +17,7 @@ from simulator.domain.sweep import (
 )
 from simulator.domain.sweep_design import describe
 from simulator.domain.sweep_names import SweepError
+from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
@@ -203,9 +204,7 @@ def status(store: Store, sweep_id: str) -> dict:
         "name": sweep.get("name"),
         "experiment_id": sweep["experiment_id"],
         "total": total,
-        "counts": {
-            s: counts.get(s, 0) for s in ("pending", "running", "done", "failed", "interrupted")
-        },
+        "counts": {s: counts.get(s, 0) for s in CONVERSATION_STATUSES},
         "complete": counts.get("done", 0) == total,
         "calls": sum(row["calls"] for row in totals.values()),
         "tokens_out": sum(row["tokens_out"] for row in totals.values()),

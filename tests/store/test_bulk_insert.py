@@ -9,8 +9,8 @@ import datetime as dt
 import pytest
 from bson.errors import InvalidDocument
 
+from simulator.domain.clock import now
 from simulator.store.bulk_insert import insert_new
-from simulator.store.clock import now
 from simulator.store.database import open_database
 from simulator.store.embedded import table_of
 from simulator.store.store import open_store

@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simulator.analysis.report import plots as plots_mod
+from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.store.store import Store
-
-STATUSES = ("pending", "running", "done", "failed", "interrupted")
 
 
 @dataclass
@@ -106,7 +105,7 @@ def sweep_status(store: Store, scope: Any, conversations: list[dict]) -> dict:
     counts = Counter(str(c.get("status")) for c in conversations)
     return {
         "total": len(conversations),
-        "counts": {s: counts.get(s, 0) for s in STATUSES},
+        "counts": {s: counts.get(s, 0) for s in CONVERSATION_STATUSES},
         "complete": counts.get("done", 0) == len(conversations),
     }
 

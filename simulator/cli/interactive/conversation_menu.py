@@ -12,6 +12,7 @@ from simulator.cli.commands import run as run_cmd
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.transcript_view import show_prompts, show_transcript
+from simulator.domain.clock import as_datetime
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.limits import MAX_SEED
@@ -20,7 +21,6 @@ from simulator.engine.speakers import InputFunction, TurnState
 from simulator.errors import NotFound
 from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
-from simulator.store.clock import as_datetime
 
 SPEAKER_HELP = {
     "round_robin": "agents in order, one after another",
@@ -44,7 +44,8 @@ def _pick_model(app: AppContext, message: str, models: Sequence[LLMChoice]) -> s
     return ask.select(message, [(llm_name(m), m.key) for m in models], default=models[0].key)
 
 
-def _enough(total: int) -> str | None:
+def enough_messages(total: int) -> str | None:
+    """The check on a total of messages (a conversation's or a sweep's), or None when enough."""
     if total < MIN_MESSAGES_PER_DAY:
         return f"{total} is too few: a conversation needs at least {MIN_MESSAGES_PER_DAY} messages"
     return None
@@ -117,7 +118,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         else None
     )
     counting = ask.select("How are messages counted?", COUNTING_CHOICES, default="agent_turns")
-    total = ask.ask_number("Total messages", int, _enough, default=10)
+    total = ask.ask_number("Total messages", int, enough_messages, default=10)
     assert total is not None
     days = ask.ask_int("Days", 1, total // MIN_MESSAGES_PER_DAY, default=1)
     assert days is not None

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import math
 
-from simulator.cli.commands.sweep import _print_plan, _run
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.conversation_menu import COUNTING_CHOICES, SPEAKER_HELP, _enough
+from simulator.cli.interactive.conversation_menu import (
+    COUNTING_CHOICES,
+    SPEAKER_HELP,
+    enough_messages,
+)
+from simulator.cli.sweep_display import print_plan
+from simulator.cli.sweep_running import run_sweep
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
 from simulator.domain.experiment import Experiment
 from simulator.domain.limits import MAX_SEED
@@ -122,7 +127,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     models = [choice.key for choice in exp.llms]  # a label tells one model's entries apart
     repetitions = ask.ask_int("Conversations per setting", 1, 10_000, default=1)
     llms = _ask_llms(models)
-    total = ask.ask_number("Total messages", int, _enough, default=10)
+    total = ask.ask_number("Total messages", int, enough_messages, default=10)
     assert total is not None
     counting = ask.select("How are messages counted?", COUNTING_CHOICES, default="agent_turns")
     days, every_day = _ask_days(total)
@@ -157,7 +162,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     )
     plan = service.plan(app.store, view, spec, app.user)
     app.console.print(f"cells: {plan.cells} = {_factors(spec, exp)}", markup=False)
-    _print_plan(app, plan)
+    print_plan(app, plan)
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
     if not ask.confirm(
@@ -170,7 +175,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     doc, added = service.create(app.store, view, spec, app.user, plan)
     app.console.print(f"Sweep {doc['_id']}: {added} new conversation(s) stored.", markup=False)
     try:
-        _run(app, doc["_id"], concurrency, (), LEASE_TTL_S, False, "Running")
+        run_sweep(app, doc["_id"], concurrency, (), LEASE_TTL_S, False, "Running")
     except KeyboardInterrupt:
         app.console.print("Stopped at once.")
     status = service.status(app.store, doc["_id"])

@@ -7,10 +7,11 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
+from simulator.domain.clock import as_datetime, now
 from simulator.domain.ids import new_id
+from simulator.domain.vocabulary import CONVERSATION_STATUSES, FINISHED_STATUSES
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.batched import BatchReader
-from simulator.store.clock import as_datetime, now
 from simulator.store.counting import count
 from simulator.store.embedded import (
     OURS_FIELD,
@@ -24,7 +25,6 @@ from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_
 from simulator.store.indexes import ensure_marker_index, ensure_sparse_unique
 
 SCHEMA_VERSION = 1
-STATUSES = ("pending", "running", "done", "failed", "interrupted")
 NEWEST_FIRST = {"created_at": -1, "_id": -1}  # _id breaks ties: a sweep creates many per ms
 
 
@@ -191,11 +191,11 @@ class ConversationsRepository:
         also: dict | None = None,
     ) -> None:
         """Set the status (and `also`: counters, the summary list) in one write."""
-        assert status in STATUSES
+        assert status in CONVERSATION_STATUSES
         changes: dict = {"status": status, "error": error, **(also or {})}
         if status == "running":
             changes["started_at"] = now()
-        elif status in ("done", "failed", "interrupted"):
+        elif status in FINISHED_STATUSES:
             changes["finished_at"] = now()
         self._col.update_one(self.guard(conversation_id, lease_owner), {"$set": changes})
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
-from simulator.store.clock import now
+from simulator.domain.clock import now
 
 SCHEMA_VERSION = 1
 TARGET_KINDS = ("message", "conversation")

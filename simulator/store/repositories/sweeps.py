@@ -24,10 +24,11 @@ from filelock import FileLock
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
+from simulator.domain.clock import epoch_ms, now
 from simulator.domain.ids import new_id
+from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.errors import NotFound
 from simulator.store.bulk_insert import insert_new
-from simulator.store.clock import epoch_ms, now
 from simulator.store.counting import count_by, is_server_collection
 from simulator.store.embedded import ids_sorted, matching, sort_key, string_element, table_of
 from simulator.store.foreign import ours
@@ -35,7 +36,6 @@ from simulator.store.indexes import ensure_sparse_unique
 
 SCHEMA_VERSION = 1
 CLAIMABLE = ("pending", "interrupted")
-STATUSES = ("pending", "running", "done", "failed", "interrupted")
 HOST = socket.gethostname()
 
 
@@ -238,11 +238,11 @@ class SweepsRepository:
             return _totals(matching(table, sweep_id, _of_sweep(sweep_id)))
         if is_server_collection(self._convs):  # one pass; see counting.py
             by_status = count_by(self._convs, {"sweep_id": {"$eq": sweep_id}}, "status")
-            counts = {status: by_status.get(status, 0) for status in STATUSES}
+            counts = {status: by_status.get(status, 0) for status in CONVERSATION_STATUSES}
         else:
             counts = {
                 status: self._convs.count_documents({"sweep_id": sweep_id, "status": status})
-                for status in STATUSES
+                for status in CONVERSATION_STATUSES
             }
         totals = {s: {"n": n, "calls": 0, "tokens_out": 0} for s, n in counts.items() if n}
         spent = [s for s in totals if s != "pending"]
@@ -345,12 +345,13 @@ def _of_sweep(sweep_id: str) -> Callable[[dict], bool]:
 
 
 def _totals(conversations: Iterable[dict]) -> dict[str, dict[str, int]]:
-    """`status_totals` from the conversations themselves: statuses outside STATUSES are not
-    counted, and waiting (pending) conversations count no calls, as on the servers."""
+    """`status_totals` from the conversations themselves: statuses outside
+    CONVERSATION_STATUSES are not counted, and waiting (pending) conversations count no
+    calls, as on the servers."""
     totals: dict[str, dict[str, int]] = {}
     for doc in conversations:
         status = doc.get("status")
-        if status not in STATUSES:
+        if status not in CONVERSATION_STATUSES:
             continue
         row = totals.setdefault(status, {"n": 0, "calls": 0, "tokens_out": 0})
         row["n"] += 1

@@ -7,7 +7,7 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
-from simulator.store.clock import now
+from simulator.domain.clock import now
 from simulator.store.foreign import ours
 
 SCHEMA_VERSION = 1

@@ -1,0 +1,86 @@
+"""Running a stored sweep in this process, with its progress display: what `llm-sim sweep run`,
+`resume`, `work` and `retry-failed` do, and what the interactive sweep menu does after it
+creates a sweep."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from simulator.cli.commands.sweep_options import pools_header
+from simulator.cli.context import AppContext
+from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.params import heartbeat_for
+from simulator.cli.sweep_progress import SweepDisplay, describe
+from simulator.engine.llm_access import LLMAccess
+from simulator.errors import UserError
+from simulator.llm.retry import PoolRegistry
+from simulator.services import sweeps as service
+from simulator.services.sweep_runs import SweepRunner
+
+
+def run_sweep(
+    app: AppContext,
+    sweep_id: str,
+    concurrency: int,
+    pools: tuple[str, ...],
+    lease_ttl: float,
+    as_json: bool,
+    verb: str,
+) -> None:
+    """Run SWEEP_ID until every conversation is done or failed (or Ctrl-C), then print its
+    status. `verb` ("Running", "Resuming", "Working on", "Retrying") opens the header line."""
+    action = {"Resuming": "resume", "Working on": "work on", "Retrying": "retry"}.get(verb, "run")
+    service.require_owner(app.store, sweep_id, app.user, action)
+    sizes = {}
+    for pool in pools:
+        key, sep, size = pool.rpartition("=")
+        if not sep or not size.isdigit() or int(size) < 1:
+            raise UserError(
+                f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32"
+            )
+        sizes[key] = int(size)
+    if not as_json:
+        app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
+
+    async def go(stop: asyncio.Event):
+        with SweepDisplay(
+            app.console, quiet=as_json, plain_every_s=float(os.environ.get("SIM_PROGRESS_EVERY", 5))
+        ) as display:
+            pools = PoolRegistry(sizes=sizes, concurrency=concurrency, on_open=display.pool_opened)
+            llms = LLMAccess(pools=pools)
+            runner = SweepRunner(
+                app.store,
+                sweep_id,
+                llms,
+                concurrency=concurrency,
+                lease_ttl_s=lease_ttl,
+                heartbeat_s=heartbeat_for(lease_ttl),
+                on_progress=display,
+                stop=stop,
+            )
+            try:
+                return await runner.run()
+            finally:
+                await llms.aclose()
+
+    try:
+        progress = run_until_stopped(go, app.err)
+    except KeyboardInterrupt:
+        counts = service.status(app.store, sweep_id)["counts"]
+        app.err.print(
+            f"Stopped: {counts['done']} done, {counts['interrupted']} interrupted (resumable). "
+            f"Finish it with llm-sim sweep resume {sweep_id}",
+            markup=False,
+        )
+        raise
+    status = service.status(app.store, sweep_id)
+    if as_json:
+        app.print_json(status)
+    else:
+        app.console.print(describe(progress))
+    if status["counts"]["failed"]:
+        app.err.print(
+            f"{status['counts']['failed']} conversation(s) failed; retry them with "
+            f"llm-sim sweep retry-failed {sweep_id}"
+        )

@@ -17,7 +17,6 @@ from simulator.domain.sweep import (
 )
 from simulator.domain.sweep_design import describe
 from simulator.domain.sweep_names import SweepError
-from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
@@ -184,33 +183,9 @@ def require_owner(store: Store, sweep_id: str, user: str, action: str) -> dict:
 
 
 def status(store: Store, sweep_id: str) -> dict:
-    """Counts by status, calls and tokens, the workers and the first failures: a handful of
-    queries whatever the sweep's size (no conversation documents are loaded but failed ones,
-    50 at most, and running ones)."""
-    sweep = store.sweeps.get(sweep_id)
-    totals = store.sweeps.status_totals(sweep_id)
-    counts = {status: row["n"] for status, row in totals.items()}
-    total = sum(counts.values())
-    failed = (
-        [
-            {"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
-            for d in store.sweeps.failed_page(sweep_id, 50)
-        ]
-        if counts.get("failed")
-        else []
-    )
-    return {
-        "sweep_id": sweep_id,
-        "name": sweep.get("name"),
-        "experiment_id": sweep["experiment_id"],
-        "total": total,
-        "counts": {s: counts.get(s, 0) for s in CONVERSATION_STATUSES},
-        "complete": counts.get("done", 0) == total,
-        "calls": sum(row["calls"] for row in totals.values()),
-        "tokens_out": sum(row["tokens_out"] for row in totals.values()),
-        "workers": store.sweeps.running_owners(sweep_id) if counts.get("running") else [],
-        "failed": failed,
-    }
+    """Counts by status, calls and tokens, the workers and the first failures (the store's
+    `status_summary`: a handful of queries whatever the sweep's size)."""
+    return store.sweeps.status_summary(sweep_id)
 
 
 def apply_overrides(spec: SweepSpec, overrides: dict) -> SweepSpec:

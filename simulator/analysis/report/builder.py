@@ -99,9 +99,7 @@ def variant_label(row: dict) -> str:
 def sweep_status(store: Store, scope: Any, conversations: list[dict]) -> dict:
     """The sweep's own status when there is a sweep; otherwise counted from the rows."""
     if scope.kind == "sweep":
-        from simulator.services import sweeps as sweep_service
-
-        return sweep_service.status(store, scope.id)
+        return store.sweeps.status_summary(scope.id)
     counts = Counter(str(c.get("status")) for c in conversations)
     return {
         "total": len(conversations),

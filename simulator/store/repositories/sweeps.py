@@ -289,6 +289,35 @@ class SweepsRepository:
         owners = {d.get("lease_owner") for d in running}
         return sorted(o for o in owners if o)
 
+    def status_summary(self, sweep_id: str) -> dict:
+        """Counts by status, calls and tokens, the workers and the first failures: a handful of
+        queries whatever the sweep's size (no conversation documents are loaded but failed ones,
+        50 at most, and running ones). What `llm-sim sweep status` and the report show."""
+        sweep = self.get(sweep_id)
+        totals = self.status_totals(sweep_id)
+        counts = {status: row["n"] for status, row in totals.items()}
+        total = sum(counts.values())
+        failed = (
+            [
+                {"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
+                for d in self.failed_page(sweep_id, 50)
+            ]
+            if counts.get("failed")
+            else []
+        )
+        return {
+            "sweep_id": sweep_id,
+            "name": sweep.get("name"),
+            "experiment_id": sweep["experiment_id"],
+            "total": total,
+            "counts": {s: counts.get(s, 0) for s in CONVERSATION_STATUSES},
+            "complete": counts.get("done", 0) == total,
+            "calls": sum(row["calls"] for row in totals.values()),
+            "tokens_out": sum(row["tokens_out"] for row in totals.values()),
+            "workers": self.running_owners(sweep_id) if counts.get("running") else [],
+            "failed": failed,
+        }
+
     @staticmethod
     def _embedded_with_status(table: Any, sweep_id: str, status: str) -> Iterator[dict]:
         """The sweep's conversations in `status`, from one pass over litemongo's table that

@@ -32,7 +32,7 @@ from itertools import pairwise
 from simulator.domain.experiment import Experiment
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service

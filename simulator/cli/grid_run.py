@@ -13,8 +13,8 @@ from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import pull_progress
 from simulator.domain.grid_experiment import GridSpec
 from simulator.engine.conversation import llm_name
-from simulator.engine.llm_access import LLMAccess
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.services import grid_runs
 from simulator.services.conversations import RunOutcome
 from simulator.services.experiments import ExperimentView

@@ -12,8 +12,8 @@ from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.params import heartbeat_for
 from simulator.cli.sweep_progress import SweepDisplay, describe
-from simulator.engine.llm_access import LLMAccess
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry
 from simulator.services import sweeps as service
 from simulator.services.sweep_runs import SweepRunner

@@ -13,7 +13,6 @@ from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.manager import ManagerPicks
 from simulator.engine.recorder import StoreRecorder, TranscriptTaken
 from simulator.engine.speakers import (
@@ -25,6 +24,7 @@ from simulator.engine.speakers import (
     SpeakerSelector,
     TurnState,
 )
+from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError
 from simulator.prompting.assembly import (
     agent_system_prompt,

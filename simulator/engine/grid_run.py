@@ -16,9 +16,9 @@ from simulator.domain import grid
 from simulator.domain.grid_experiment import STAGES, GridExperiment, GridSpec
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import StoreRecorder, TranscriptTaken
 from simulator.engine.step_calls import ActorCall, StageCalls, StageFailed, replay_book
+from simulator.llm.access import LLMAccess
 
 MOVE_FALLBACKS = "move_fallbacks"  # counter: move replies that named no command (agent stayed)
 PURPOSES = {stage: f"grid_{stage}" for stage in STAGES}

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import StoreRecorder
+from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError
 
 REPLAYED = "replayed_calls"  # counter: calls answered from the ledger on resume, not resent

@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import TranscriptTaken
+from simulator.llm.access import LLMAccess
 from simulator.store.repositories.sweeps import worker_identity
 from simulator.store.store import Store
 

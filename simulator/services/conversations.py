@@ -15,10 +15,10 @@ from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.agents import build_agents
 from simulator.engine.conversation import ConversationRun, llm_name, run_conversation
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import StoreRecorder
 from simulator.engine.speakers import InputFunction
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
 from simulator.services.experiments import ExperimentView, parse_counts
 from simulator.store import cascade

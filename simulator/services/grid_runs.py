@@ -12,9 +12,9 @@ from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
 from simulator.engine.grid_run import GridRun, run_grid
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.recorder import StoreRecorder
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
 from simulator.services.conversations import RunOutcome, choose_llm
 from simulator.services.experiments import ExperimentView

@@ -18,8 +18,8 @@ from typing import Any
 
 from simulator.analysis.scorers import Scorer, create_scorer
 from simulator.analysis.scorers.base import is_failed
-from simulator.engine.llm_access import LLMAccess
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.store.store import Store
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import GridExperiment, is_grid
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
+from simulator.llm.access import LLMAccess
 from simulator.services import conversations, grid_runs
 from simulator.store.store import Store
 

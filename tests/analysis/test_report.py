@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from simulator.domain.sweep import SweepSpec
-from simulator.engine.llm_access import LLMAccess
-from simulator.services.sweep_runs import SweepRunner
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
+from simulator.services.sweep_runs import SweepRunner
 from simulator.store.store import open_store_uri
 
 REPO = Path(__file__).resolve().parents[2]

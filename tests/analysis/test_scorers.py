@@ -20,13 +20,13 @@ import pytest
 from simulator.analysis.scorers import create_scorer
 from simulator.analysis.scorers.rubric import load_rubric
 from simulator.domain.sweep import SweepSpec
-from simulator.engine.llm_access import LLMAccess
-from simulator.services.sweep_runs import SweepRunner
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.scoring import score_target
+from simulator.services.sweep_runs import SweepRunner
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 

@@ -19,8 +19,8 @@ import pytest
 from simulator.cli.sweep_progress import describe
 from simulator.domain.sweep import SweepSpec
 from simulator.engine import sweep_runner
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.sweep_runner import SweepProgress
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service

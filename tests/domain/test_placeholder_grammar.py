@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from simulator.domain.experiment import Experiment
 from simulator.domain.verbs import is_base_form, third_person_singular
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.prompting.assembly import agent_system_prompt
 from simulator.prompting.placeholders import known_placeholders, resolve

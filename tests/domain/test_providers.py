@@ -9,8 +9,8 @@ import pytest
 from simulator.domain import model_strings
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.providers import EXAMPLES, PROVIDERS, provider_of
-from simulator.engine.llm_access import LLMAccess
 from simulator.llm import registry, retry
+from simulator.llm.access import LLMAccess
 
 
 def test_every_list_of_providers_is_the_table():

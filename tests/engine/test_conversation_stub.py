@@ -12,7 +12,7 @@ import pytest
 
 from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service

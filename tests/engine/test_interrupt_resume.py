@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from simulator.engine import events as ev
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service

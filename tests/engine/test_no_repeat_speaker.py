@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from simulator.cli.commands.run import _terminal_picker
 from simulator.domain.experiment import LLMChoice
 from simulator.engine.agents import Agent
-from simulator.engine.llm_access import LLMAccess
 from simulator.engine.speakers import TurnState, fallback_speaker
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service

@@ -13,7 +13,7 @@ import pytest
 
 from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import LLMChoice
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from grid_helpers import GRID_YAML
 
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 

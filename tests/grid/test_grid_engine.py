@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from grid_helpers import grid_view, scripted
 
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer

@@ -8,11 +8,11 @@ import asyncio
 import pytest
 
 from simulator.domain.sweep import SweepSpec
-from simulator.engine.llm_access import LLMAccess
-from simulator.services.sweep_runs import SweepRunner
+from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry, RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
+from simulator.services.sweep_runs import SweepRunner
 from simulator.testing import StubLLMServer
 
 

@@ -16,8 +16,8 @@ from simulator.analysis.scorers.base import ScoreResult, TargetKind, failed
 from simulator.analysis.scorers.rubric import Rubric, load_rubric
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.variants import apply_variants
-from simulator.engine.llm_access import LLMAccess
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError, FatalBackendError
 from simulator.prompting.placeholders import resolve
 from simulator.prompting.templates import fill

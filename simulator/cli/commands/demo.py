@@ -21,7 +21,7 @@ from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError, ChatMessage
 from simulator.prompting.assembly import render_all
 from simulator.prompting.templates import PROMPTS_DIR

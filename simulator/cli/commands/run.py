@@ -20,8 +20,8 @@ from simulator.cli.live import LiveView, pull_progress
 from simulator.cli.params import SEED
 from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
 from simulator.engine.conversation import llm_name
-from simulator.engine.llm_access import LLMAccess
 from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.services.conversations import RunOutcome

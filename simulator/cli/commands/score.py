@@ -7,7 +7,7 @@ import asyncio
 import click
 
 from simulator.cli.context import AppContext
-from simulator.engine.llm_access import LLMAccess
+from simulator.llm.access import LLMAccess
 from simulator.services import scoring
 
 

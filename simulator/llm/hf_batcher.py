@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,9 @@ class DynamicBatcher:
         self.generate_calls = 0
         self.requests_served = 0
         self.largest_batch = 0
+        # How many `run_batch` calls had each size ({size: count}): the batch sizes reached,
+        # e.g. to check that one grid stage's calls really went out together.
+        self.batch_sizes: Counter[int] = Counter()
 
     async def submit(self, request: BatchRequest) -> Any:
         """Queue one request and wait for its result (or its batch's exception)."""
@@ -110,6 +114,7 @@ class DynamicBatcher:
     async def _run_group(self, group: list[BatchRequest]) -> None:
         self.generate_calls += 1
         self.largest_batch = max(self.largest_batch, len(group))
+        self.batch_sizes[len(group)] += 1
         try:
             results = await asyncio.to_thread(self._run_batch, group)
             if len(results) != len(group):

@@ -14,7 +14,13 @@ from simulator.domain.yaml_io import load_model
 from simulator.prompting.placeholders import PLACEHOLDER, VERB_MARK, _inflect, resolve
 
 REPO = Path(__file__).resolve().parents[2]
-EXPERIMENTS = sorted((REPO / "prompts" / "experiments").glob("*.yaml"))
+# the group chats: a grid experiment (kind: grid) has templates, not role sections; its
+# templates are checked when it loads (tests/grid)
+EXPERIMENTS = sorted(
+    path
+    for path in (REPO / "prompts" / "experiments").glob("*.yaml")
+    if not path.read_text(encoding="utf-8").startswith("kind: grid")
+)
 COUNTS = [(1, 1), (2, 1), (1, 3)]
 # (singular, plural) verbs checked after a role's noun, besides those the texts' placeholders use
 COMMON_VERBS = [

@@ -187,6 +187,25 @@ async def preflight(spec: ConversationSpec, llms: LLMAccess) -> None:
         raise UserError(str(exc)) from None
 
 
+def experiment_snapshot(store: Store, doc: dict) -> dict:
+    """The experiment a stored run was created from: on the run, or on its sweep."""
+    return doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
+
+
+def recorder_for(
+    store: Store, doc: dict, on_call: Callable[[dict], None] | None, lease_owner: str | None
+) -> StoreRecorder:
+    """The recorder of a stored run (a chat or a grid): a run never started has nothing to
+    read back."""
+    return StoreRecorder(
+        store,
+        doc["_id"],
+        on_call=on_call,
+        lease_owner=lease_owner,
+        never_started=doc.get("started_at") is None,
+    )
+
+
 @dataclass
 class RunOutcome:
     conversation_id: str
@@ -211,16 +230,9 @@ async def run(
     conversation document its claim returned."""
     doc = doc or store.conversations.get(conversation_id)
     if experiment is None:
-        snapshot = doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
-        experiment = Experiment.from_stored(snapshot)
+        experiment = Experiment.from_stored(experiment_snapshot(store, doc))
     spec = ConversationSpec.model_validate(doc["spec"])
-    recorder = StoreRecorder(
-        store,
-        conversation_id,
-        on_call=on_call,
-        lease_owner=lease_owner,
-        never_started=doc.get("started_at") is None,
-    )
+    recorder = recorder_for(store, doc, on_call, lease_owner)
     conversation = ConversationRun(
         conversation_id,
         experiment,

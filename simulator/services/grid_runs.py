@@ -12,11 +12,15 @@ from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
 from simulator.engine.grid_run import GridRun, run_grid
-from simulator.engine.recorder import StoreRecorder
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
-from simulator.services.conversations import RunOutcome, choose_llm
+from simulator.services.conversations import (
+    RunOutcome,
+    choose_llm,
+    experiment_snapshot,
+    recorder_for,
+)
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
 
@@ -108,15 +112,8 @@ async def run(
     """Run or resume one stored grid run (a sweep passes its snapshot and claimed document)."""
     doc = doc or store.conversations.get(run_id)
     if experiment is None:
-        snapshot = doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
-        experiment = GridExperiment.from_stored(snapshot)
-    recorder = StoreRecorder(
-        store,
-        run_id,
-        on_call=on_call,
-        lease_owner=lease_owner,
-        never_started=doc.get("started_at") is None,
-    )
+        experiment = GridExperiment.from_stored(experiment_snapshot(store, doc))
+    recorder = recorder_for(store, doc, on_call, lease_owner)
     grid_run = GridRun(
         run_id,
         experiment,

@@ -298,7 +298,7 @@ ENGINE_TARGETS = (  # module attribute or (class, method) inside the engine, not
     ("simulator.engine.conversation", None, "agent_messages"),
     ("simulator.engine.conversation", None, "summarizer_messages"),
     ("simulator.engine.conversation", None, "trim_reply"),
-    ("simulator.engine.conversation", "_Runner", "__init__"),
+    ("simulator.engine.conversation", "ChatWorld", "__init__"),
 )
 OPENAI_TARGETS = (  # the openai client's request-body transform (CPU only; awaited)
     ("openai.resources.chat.completions.completions", None, "async_maybe_transform"),

@@ -1,4 +1,9 @@
-"""The conversation loop: days × turns, each turn a backend call recorded as it happens."""
+"""The group chat as a world of the step loop: one speaker per step, everyone hears everything.
+
+Its rules are the speaker strategy (who acts), the day's transcript (what the actor sees) and
+the bleed trim (how a reply becomes a message, with one retry on an empty reply); its memory is
+the day summaries, written when a day's turns are done and read by every later day's opening.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
 from simulator.engine.manager import ManagerPicks
-from simulator.engine.recorder import StoreRecorder, TranscriptTaken
+from simulator.engine.recorder import Progress, StoreRecorder
 from simulator.engine.speakers import (
     InputFunction,
     ManualChoice,
@@ -24,8 +29,9 @@ from simulator.engine.speakers import (
     SpeakerSelector,
     TurnState,
 )
+from simulator.engine.step_calls import ActorCall, ActorCalls, replay_book
+from simulator.engine.step_loop import StepFailed, StepRun, run_world
 from simulator.llm.access import LLMAccess
-from simulator.llm.base import BackendError
 from simulator.prompting.assembly import (
     agent_system_prompt,
     starting_message,
@@ -56,36 +62,19 @@ def llm_name(choice: LLMChoice) -> str:
     return f"{choice.model} as {choice.label}" if choice.label else choice.model
 
 
-class ConversationFailed(Exception):
-    """A turn failed after every retry; the conversation is marked failed with this message."""
+ConversationFailed = StepFailed  # the name older callers catch
 
 
 async def run_conversation(run: ConversationRun) -> str:
     """Run (or resume) a conversation to the end; return its final status."""
-    runner = _Runner(run)
-    try:
-        return await runner.run()
-    except ConversationFailed as exc:
-        run.recorder.mark("failed", str(exc))
-        run.on_event(
-            ev.ConversationFinished(run.conversation_id, "failed", str(exc), run.recorder.counters)
-        )
-        return "failed"
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        run.recorder.mark("interrupted", "stopped by the user")
-        run.on_event(
-            ev.ConversationFinished(run.conversation_id, "interrupted", None, run.recorder.counters)
-        )
-        raise
-    except TranscriptTaken:
-        raise  # another worker owns the conversation now: nothing of ours to write
-    except Exception as exc:
-        # never leave a conversation `running` behind an unexpected error
-        run.recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
-        raise
+    world = ChatWorld(run)  # a manual speaker without an input function fails here, unmarked
+    loop = StepRun(run.conversation_id, run.recorder, run.on_event, run.stop)
+    return await run_world(loop, world)
 
 
-class _Runner:
+class ChatWorld:
+    """Days of turns: the loop's step is one turn; a finished day is closed by its summary."""
+
     def __init__(self, run: ConversationRun):
         if run.spec.variant:
             run.experiment = apply_variants(run.experiment, run.spec.variant)
@@ -107,6 +96,14 @@ class _Runner:
         )
         self.summaries: list[str] = []
         self.selector = self._selector()
+        self.split = run.spec.day_turns  # agent turns per day, under the spec's counting
+        self.calls = ActorCalls(run.recorder, run.llms)
+        self.progress = Progress()
+        self.day = 0  # the day in progress; days + 1 once all are done
+        self.opening = ""
+        self.lines: list[Line] = []
+        self.turn = 0  # agent turns stored so far, across days (the seed's offset)
+        self.previous: str | None = None
 
     def _selector(self) -> SpeakerSelector:
         method = self.spec.speaker_method
@@ -133,54 +130,58 @@ class _Runner:
             ),
         )
 
-    async def run(self) -> str:
-        run, recorder = self.run_, self.run_.recorder
-        progress = recorder.load_progress()
+    async def prepare(self) -> None:
+        run = self.run_
+        self.progress = progress = run.recorder.load_progress()
         self.summaries = list(progress.summaries)
-        split = self.spec.day_turns  # agent turns per day, under the spec's counting
+        self.turn = progress.messages
+        self.previous = progress.last_speaker
+        self.calls = ActorCalls(run.recorder, run.llms, replay_book(progress.calls))
         run.on_event(
             ev.DaysPlanned(
                 run.conversation_id,
-                split,
+                self.split,
                 [(a.name, a.role, llm_name(a.llm)) for a in self.agents],
             )
         )
-        recorder.mark("running")
-        turn = progress.messages
-        previous = progress.last_speaker
-        for day in range(1, self.spec.days + 1):
-            opening = day_opening(self.start, self.summaries[: day - 1])
-            lines = list(progress.lines_by_day.get(day, []))
-            run.on_event(ev.DayStarted(run.conversation_id, day, opening))
-            while len(lines) < split[day - 1]:
-                if run.stop.is_set():
-                    recorder.mark("interrupted", "stopped by the user")
-                    run.on_event(
-                        ev.ConversationFinished(
-                            run.conversation_id, "interrupted", None, recorder.counters
-                        )
-                    )
-                    return "interrupted"
-                state = TurnState(
-                    self.agents,
-                    turn,
-                    day,
-                    previous,
-                    [(line.speaker, line.text) for line in lines],
-                    allow_repeat=self.spec.allow_repeat_speaker,
-                )
-                pick = await self.selector.next_speaker(state)
-                agent = self.by_name[pick.name]
-                run.on_event(ev.TurnStarted(run.conversation_id, day, len(lines), agent.name))
-                text = await self._agent_turn(agent, day, len(lines), turn, opening, lines, pick)
-                lines.append(Line(agent.name, text))
-                previous = agent.name
-                turn += 1
-            if len(self.summaries) < day:
-                await self._summarise(day, opening, lines)
-        recorder.mark("done", summaries=self.summaries)  # a resumed run's list may lag
-        run.on_event(ev.ConversationFinished(run.conversation_id, "done", None, recorder.counters))
-        return "done"
+
+    async def advance(self) -> bool:
+        if self.day == 0:
+            self._open_day(1)
+        while self.day <= self.spec.days and len(self.lines) >= self.split[self.day - 1]:
+            if len(self.summaries) < self.day:
+                await self._summarise(self.day, self.opening, self.lines)
+            self._open_day(self.day + 1)
+        return self.day <= self.spec.days
+
+    def _open_day(self, day: int) -> None:
+        self.day = day
+        if day > self.spec.days:
+            return
+        self.opening = day_opening(self.start, self.summaries[: day - 1])
+        self.lines = list(self.progress.lines_by_day.get(day, []))
+        self.run_.on_event(ev.DayStarted(self.run_.conversation_id, day, self.opening))
+
+    async def step(self) -> None:
+        day, lines = self.day, self.lines
+        state = TurnState(
+            self.agents,
+            self.turn,
+            day,
+            self.previous,
+            [(line.speaker, line.text) for line in lines],
+            allow_repeat=self.spec.allow_repeat_speaker,
+        )
+        pick = await self.selector.next_speaker(state)
+        agent = self.by_name[pick.name]
+        self.run_.on_event(ev.TurnStarted(self.run_.conversation_id, day, len(lines), agent.name))
+        text = await self._agent_turn(agent, day, len(lines), self.turn, self.opening, lines, pick)
+        lines.append(Line(agent.name, text))
+        self.previous = agent.name
+        self.turn += 1
+
+    def done_fields(self) -> dict:
+        return {"summaries": self.summaries}  # a resumed run's stored list may lag
 
     def _params(self, choice: LLMChoice, turn: int) -> GenerationParams:
         """The conversation seed, offset per call, wraps into the 32-bit seeds backends take."""
@@ -194,24 +195,25 @@ class _Runner:
         run = self.run_
         messages = agent_messages(self.prompts[agent.name], opening, lines, agent.name)
         params = self._params(agent.llm, turn)
-        backend = run.llms.get(agent.llm)
         others = [a.name for a in self.agents if a.name != agent.name]
         other_roles = [r.name for r in run.experiment.roles if r.name != agent.role]
-        completion = trimmed = None
+        reply = trimmed = None
         for purpose in ("agent_turn", "agent_turn_retry_empty"):
-            on_attempt = run.recorder.call_recorder(
-                purpose, day, index, agent.name, agent.llm, messages, params, backend.base_url
+            call = ActorCall(
+                purpose,
+                day,
+                index,
+                agent.name,
+                agent.llm,
+                messages,
+                params,
+                f"{agent.name}'s turn (day {day}, message {index + 1})",
             )
-            try:
-                completion = await backend.chat(messages, params, on_attempt=on_attempt)
-            except BackendError as exc:
-                raise ConversationFailed(
-                    f"{agent.name}'s turn (day {day}, message {index + 1}) failed: {exc}"
-                ) from None
-            trimmed = trim_reply(completion.text, agent.name, agent.role, others, other_roles)
+            reply = await self.calls.one(call)
+            trimmed = trim_reply(reply.text, agent.name, agent.role, others, other_roles)
             if trimmed.text:
                 break
-        assert completion is not None and trimmed is not None
+        assert reply is not None and trimmed is not None
         doc = {
             "day": day,
             "index": index,
@@ -219,7 +221,7 @@ class _Runner:
             "speaker": agent.name,
             "role": agent.role,
             "text": trimmed.text,
-            "raw_text": completion.text,
+            "raw_text": reply.text,
             "trimmed": trimmed.trimmed,
             "cut_at": trimmed.cut_at,
             "cut_label": trimmed.cut_label,
@@ -228,9 +230,9 @@ class _Runner:
             "speaker_notes": list(pick.notes),
             "model": agent.llm.model,
             "llm_label": agent.llm.key,
-            "latency_s": round(completion.latency_s, 4),
-            "tokens_in": completion.tokens_in,
-            "tokens_out": completion.tokens_out,
+            "latency_s": round(reply.latency_s, 4),
+            "tokens_in": reply.tokens_in,
+            "tokens_out": reply.tokens_out,
         }
         await run.recorder.record_message(doc)
         run.on_event(
@@ -244,7 +246,7 @@ class _Runner:
                 trimmed.trimmed,
                 not trimmed.text,
                 pick.fallback,
-                completion.tokens_out,
+                reply.tokens_out,
             )
         )
         return trimmed.text
@@ -254,15 +256,11 @@ class _Runner:
         choice = self.spec.summarizer_llm or self.agents[0].llm
         messages = summarizer_messages(self.summarizer_prompt, day, opening, lines)
         params = self._params(choice, 10_000 + day)
-        backend = run.llms.get(choice)
-        on_attempt = run.recorder.call_recorder(
-            "summary", day, len(lines), None, choice, messages, params, backend.base_url
+        call = ActorCall(
+            "summary", day, len(lines), None, choice, messages, params, f"the summary of day {day}"
         )
-        try:
-            completion = await backend.chat(messages, params, on_attempt=on_attempt)
-        except BackendError as exc:
-            raise ConversationFailed(f"the summary of day {day} failed: {exc}") from None
-        text = completion.text.strip()
+        reply = await self.calls.one(call)
+        text = reply.text.strip()
         self.summaries.append(text)
-        await run.recorder.record_summary(day, text, completion.text, choice.model, self.summaries)
+        await run.recorder.record_summary(day, text, reply.text, choice.model, self.summaries)
         run.on_event(ev.DaySummarised(run.conversation_id, day, text))

@@ -1,9 +1,9 @@
-"""The 2D community's step loop: message, delivery, memory, move, parse, move all at once.
+"""The 2D community as a world of the step loop: message, delivery, memory, move, all at once.
 
-Each stage sends every agent's call together (engine/step_calls.py). A step's rows are stored
-when the step is complete; the calls are in the ledger as they happen, so a run killed in
-the middle of a step resumes from the last complete step and replays the calls already
-answered instead of sending them again.
+Every agent acts in every step; each stage sends every agent's call together
+(engine/step_calls.py). A step's rows are stored when the step is complete; the calls are in
+the ledger as they happen, so a run killed in the middle of a step resumes from the last
+complete step and replays the calls already answered instead of sending them again.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from simulator.domain import grid
 from simulator.domain.grid_experiment import STAGES, GridExperiment, GridSpec
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
-from simulator.engine.recorder import StoreRecorder, TranscriptTaken
-from simulator.engine.step_calls import ActorCall, StageCalls, StageFailed, replay_book
+from simulator.engine.recorder import StoreRecorder
+from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
+from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
 
 MOVE_FALLBACKS = "move_fallbacks"  # counter: move replies that named no command (agent stayed)
@@ -49,22 +50,8 @@ class GridState:
 
 async def run_grid(run: GridRun) -> str:
     """Run (or resume) a grid run to the end; return its final status."""
-    recorder = run.recorder
-    try:
-        return await _GridLoop(run).run()
-    except StageFailed as exc:
-        recorder.mark("failed", str(exc))
-        run.on_event(ev.ConversationFinished(run.run_id, "failed", str(exc), recorder.counters))
-        return "failed"
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        recorder.mark("interrupted", "stopped by the user")
-        run.on_event(ev.ConversationFinished(run.run_id, "interrupted", None, recorder.counters))
-        raise
-    except TranscriptTaken:
-        raise
-    except Exception as exc:
-        recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
-        raise
+    loop = StepRun(run.run_id, run.recorder, run.on_event, run.stop)
+    return await run_world(loop, GridCommunity(run))
 
 
 def resume_state(spec: GridSpec, rows: list[dict]) -> tuple[GridState, set[str]]:
@@ -93,43 +80,50 @@ def resume_state(spec: GridSpec, rows: list[dict]) -> tuple[GridState, set[str]]
     return state, {r["_id"] for r in by_step.get(step, [])}
 
 
-class _GridLoop:
+class GridCommunity:
+    """The world's rules: everyone acts each step, hears those within the radius, and moves."""
+
     def __init__(self, run: GridRun):
         self.run_ = run
         self.spec = run.spec
         self.world = run.spec.world
         self.names = run.spec.names
         self.prompts = run.experiment.prompts
+        self.state = GridState(0, [], [], [])
+        self.partial: set[str] = set()  # row ids of the next step stored by a killed run
+        self.calls = ActorCalls(run.recorder, run.llms)
 
-    async def run(self) -> str:
+    async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
         recorder.counters.setdefault(MOVE_FALLBACKS, 0)
+        recorder.counters.setdefault(REPLAYED, 0)
         calls = recorder.load_calls()
         rows = self._stored_rows()
-        state, partial = resume_state(self.spec, rows)
+        self.state, self.partial = resume_state(self.spec, rows)
         for row in rows:
-            if row["step"] <= state.step:
+            if row["step"] <= self.state.step:
                 recorder.counters["messages"] += 1
                 recorder.counters[MOVE_FALLBACKS] += int(bool(row.get("move_fallback")))
-        stage_calls = StageCalls(recorder, run.llms, self.spec.llm, replay_book(calls))
+        self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
         run.on_event(
             ev.GridPlanned(
-                run.run_id, self.names, self.world.model_dump(), state.step, state.positions
+                run.run_id,
+                self.names,
+                self.world.model_dump(),
+                self.state.step,
+                self.state.positions,
             )
         )
-        recorder.mark("running")
-        while state.step < self.world.steps:
-            if run.stop.is_set():
-                recorder.mark("interrupted", "stopped by the user")
-                run.on_event(
-                    ev.ConversationFinished(run.run_id, "interrupted", None, recorder.counters)
-                )
-                return "interrupted"
-            state = await self._step(state, stage_calls, partial)
-            partial = set()
-        recorder.mark("done")
-        run.on_event(ev.ConversationFinished(run.run_id, "done", None, recorder.counters))
-        return "done"
+
+    async def advance(self) -> bool:
+        return self.state.step < self.world.steps
+
+    async def step(self) -> None:
+        self.state = await self._step(self.state, self.partial)
+        self.partial = set()
+
+    def done_fields(self) -> dict:
+        return {}
 
     def _stored_rows(self) -> list[dict]:
         return self.run_.recorder.store.grid_steps.for_run(self.run_.run_id)
@@ -155,22 +149,26 @@ class _GridLoop:
         offset = ((step - 1) * len(STAGES) + stage) * self.world.agents + agent
         return params.merge(GenerationParams(seed=(self.spec.seed + offset) % 2**32))
 
-    def _calls(self, stage: int, step: int, texts: list[dict]) -> list[ActorCall]:
+    async def _stage(self, stage: int, step: int, texts: list[dict]) -> list[str]:
+        """Every agent's call of one stage, at once; the replies in agent order."""
         name = STAGES[stage]
         template = getattr(self.prompts, name)
-        return [
+        calls = [
             ActorCall(
                 PURPOSES[name],
                 step,
                 i,
                 self.names[i],
+                self.spec.llm,
                 [{"role": "user", "content": template.format(**fields)}],
                 self._params(step, stage, i),
+                f"{self.names[i]}'s {PURPOSES[name]} call of step {step}",
             )
             for i, fields in enumerate(texts)
         ]
+        return [reply.text for reply in await self.calls.run(calls)]
 
-    async def _step(self, state: GridState, stage_calls: StageCalls, stored: set[str]) -> GridState:
+    async def _step(self, state: GridState, stored: set[str]) -> GridState:
         run, world, step = self.run_, self.world, state.step + 1
         positions = state.positions
         run.on_event(ev.GridStepStarted(run.run_id, step))
@@ -178,7 +176,7 @@ class _GridLoop:
             self._fields(i, positions[i], state.memories[i], state.received[i])
             for i in range(world.agents)
         ]
-        messages = [r.text.strip() for r in await stage_calls.run(self._calls(0, step, fields))]
+        messages = [text.strip() for text in await self._stage(0, step, fields)]
         recipients, senders = grid.delivery(
             positions, world.radius, world.width, world.height, world.torus
         )
@@ -189,11 +187,11 @@ class _GridLoop:
             self._fields(i, positions[i], state.memories[i], received[i])
             for i in range(world.agents)
         ]
-        memories = [r.text.strip() for r in await stage_calls.run(self._calls(1, step, fields))]
+        memories = [text.strip() for text in await self._stage(1, step, fields)]
         fields = [
             self._fields(i, positions[i], memories[i], received[i]) for i in range(world.agents)
         ]
-        replies = [r.text for r in await stage_calls.run(self._calls(2, step, fields))]
+        replies = await self._stage(2, step, fields)
         parsed = [grid.parse_move(reply) for reply in replies]
         after = [
             grid.moved(positions[i], move, world.width, world.height, world.torus)

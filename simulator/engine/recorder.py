@@ -135,6 +135,7 @@ class Progress:
     summaries: list[str] = field(default_factory=list)
     messages: int = 0
     last_speaker: str | None = None
+    calls: list[dict] = field(default_factory=list)  # the ledger, for replaying finished calls
 
 
 class StoreRecorder:
@@ -184,7 +185,7 @@ class StoreRecorder:
         summaries = self.store.conversations.summaries(self.conversation_id)
         progress.summaries = [s["text"] for s in summaries]
         self.counters["summaries"] = len(summaries)
-        self.load_calls()
+        progress.calls = self.load_calls()
         return progress
 
     def load_calls(self) -> list[dict]:

@@ -1,10 +1,11 @@
-"""One stage of a world step: every actor's call at once, each in the ledger as it happens.
+"""Actors' calls of a world step: at once, each in the ledger as it happens, none sent twice.
 
 Worlds where many agents act in the same step (the 2D community, the opinion network) send a
 stage's calls together: the endpoint pools of LLMAccess bound how many are in flight, and the
-HF backend batches what arrives together. A resumed run never repeats a call whose result is
-stored: the ledger's finished rows are replayed when the same actor asks the same prompt again
-at the same step and stage (the prompt is a pure function of the stored state, so it does).
+HF backend batches what arrives together; the chat sends one actor's call per step. A resumed
+run never repeats a call whose result is stored: the ledger's finished rows are replayed when
+the same actor asks the same prompt again at the same place (step, index, purpose). The prompt
+is a pure function of the stored state, so a resumed run asks it again exactly.
 """
 
 from __future__ import annotations
@@ -16,93 +17,118 @@ from dataclasses import dataclass
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.engine.recorder import StoreRecorder
+from simulator.engine.step_loop import StepFailed
 from simulator.llm.access import LLMAccess
-from simulator.llm.base import BackendError
+from simulator.llm.base import BackendError, Completion
 
 REPLAYED = "replayed_calls"  # counter: calls answered from the ledger on resume, not resent
 
 
-class StageFailed(Exception):
-    """A call failed after every retry; the run is marked failed with this message."""
-
-
 @dataclass(frozen=True)
 class ActorCall:
-    """One actor's call in one stage: where it sits (step, actor index) and what it sends."""
+    """One call of a step: where it sits (step, index: the actor's index in a stage, the
+    message's place in a chat's day), who makes it (None: the world itself, e.g. a summary),
+    through which model, and what it sends; `label` names it in a failure message."""
 
     purpose: str
     step: int
     index: int
-    agent: str
+    agent: str | None
+    llm: LLMChoice
     messages: list[dict]
     params: GenerationParams
+    label: str
 
 
 @dataclass(frozen=True)
 class Reply:
+    """A call's answer, sent now or taken from the ledger of an earlier, killed run."""
+
     text: str
-    replayed: bool  # taken from the ledger of an earlier, killed run
+    latency_s: float
+    tokens_in: int | None
+    tokens_out: int | None
+    replayed: bool
+
+    @classmethod
+    def sent(cls, completion: Completion) -> Reply:
+        return cls(
+            completion.text,
+            completion.latency_s,
+            completion.tokens_in,
+            completion.tokens_out,
+            False,
+        )
+
+    @classmethod
+    def from_ledger(cls, row: dict) -> Reply:
+        latency = row.get("latency_s") or 0.0
+        return cls(row["response"], latency, row.get("tokens_in"), row.get("tokens_out"), True)
 
 
-ReplayKey = tuple[str, int, str, str]  # purpose, step, agent, prompt hash
+ReplayKey = tuple[str, int, int, str, str]  # purpose, step, index, agent, prompt hash
 
 
-def replay_book(calls: Sequence[dict]) -> dict[ReplayKey, str]:
-    """Finished calls of a run by (purpose, step, agent, prompt hash): the latest answer wins."""
-    book: dict[ReplayKey, str] = {}
+def replay_book(calls: Sequence[dict]) -> dict[ReplayKey, dict]:
+    """Finished ledger rows of a run by their place and prompt: the latest answer wins."""
+    book: dict[ReplayKey, dict] = {}
     for call in calls:
         if call.get("state") == "done" and call.get("response") is not None:
-            key = (call["purpose"], call["day"], call.get("agent") or "", call["prompt_hash"])
-            book[key] = call["response"]
+            key = (
+                call["purpose"],
+                call["day"],
+                call["index"],
+                call.get("agent") or "",
+                call["prompt_hash"],
+            )
+            book[key] = call
     return book
 
 
-class StageCalls:
-    """Sends one stage's calls concurrently through one model, recording or replaying each."""
+class ActorCalls:
+    """Sends a step's calls concurrently, recording each in the ledger or replaying it."""
 
     def __init__(
         self,
         recorder: StoreRecorder,
         llms: LLMAccess,
-        choice: LLMChoice,
-        replay: dict[ReplayKey, str] | None = None,
+        replay: dict[ReplayKey, dict] | None = None,
     ):
         self._recorder = recorder
-        self._backend = llms.get(choice)
-        self._choice = choice
+        self._llms = llms
         self._replay = replay or {}
-        recorder.counters.setdefault(REPLAYED, 0)
 
     async def run(self, calls: Sequence[ActorCall]) -> list[Reply]:
-        """Every call of the stage, in the order given; the first failure fails the stage (the
-        others still finish and stay in the ledger, so a rerun replays them)."""
-        results = await asyncio.gather(*(self._one(c) for c in calls), return_exceptions=True)
+        """Every call, in the order given; the first failure fails the step (the others still
+        finish and stay in the ledger, so a rerun replays them)."""
+        results = await asyncio.gather(*(self.one(c) for c in calls), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
         return list(results)  # type: ignore[arg-type]
 
-    async def _one(self, call: ActorCall) -> Reply:
+    async def one(self, call: ActorCall) -> Reply:
         recorder = self._recorder
         digest, _ = recorder.store.calls.prompt_document(call.messages)
-        stored = self._replay.pop((call.purpose, call.step, call.agent, digest), None)
+        key = (call.purpose, call.step, call.index, call.agent or "", digest)
+        stored = self._replay.pop(key, None)
         if stored is not None:
-            recorder.counters[REPLAYED] += 1
-            return Reply(stored, True)
+            counters = recorder.counters
+            counters[REPLAYED] = counters.get(REPLAYED, 0) + 1
+            return Reply.from_ledger(stored)
+        backend = self._llms.get(call.llm)
         on_attempt = recorder.call_recorder(
             call.purpose,
             call.step,
             call.index,
             call.agent,
-            self._choice,
+            call.llm,
             call.messages,
             call.params,
-            self._backend.base_url,
+            backend.base_url,
         )
         try:
-            completion = await self._backend.chat(call.messages, call.params, on_attempt=on_attempt)
+            completion = await backend.chat(call.messages, call.params, on_attempt=on_attempt)
         except BackendError as exc:
-            raise StageFailed(
-                f"{call.agent}'s {call.purpose} call of step {call.step} failed: {exc}"
-            ) from None
-        return Reply(completion.text, False)
+            raise StepFailed(f"{call.label} failed: {exc}") from None
+        return Reply.sent(completion)

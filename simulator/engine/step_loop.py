@@ -1,0 +1,81 @@
+"""One step loop for every world: the group chat, the 2D community, and the worlds to come.
+
+A world owns its rules (who acts, what each actor observes, how a reply becomes an action, how
+the actions change the state) and its memory; the loop owns what every run shares: announcing
+the plan, the status written at each change, the user's stop between steps, and a failure or
+cancellation written as such instead of leaving a run `running` behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from simulator.engine import events as ev
+from simulator.engine.recorder import StoreRecorder, TranscriptTaken
+
+
+class StepFailed(Exception):
+    """A call failed after every retry; the run is marked failed with this message."""
+
+
+class World(Protocol):
+    """A world's rules as the loop drives them; see DESIGN.md, "Worlds and memories"."""
+
+    async def prepare(self) -> None:
+        """Read what the run already stored (a resume) and announce the plan as an event."""
+
+    async def advance(self) -> bool:
+        """Bring the world to its next due step (a chat closes a finished day with its
+        summary and opens the next); False when nothing is left to do."""
+
+    async def step(self) -> None:
+        """One step: the actors' calls, the actions parsed, the state changed and stored."""
+
+    def done_fields(self) -> dict:
+        """Fields written with the final `done` status (a chat's whole summary list)."""
+
+
+@dataclass
+class StepRun:
+    """What the loop needs besides the world: where to write status and where to report."""
+
+    run_id: str
+    recorder: StoreRecorder
+    on_event: Callable[[ev.Event], None] = lambda event: None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def run_world(run: StepRun, world: World) -> str:
+    """Run (or resume) a world to the end; return the final status."""
+    recorder = run.recorder
+    try:
+        await world.prepare()
+        recorder.mark("running")
+        while await world.advance():
+            if run.stop.is_set():
+                return _finished(run, "interrupted", "stopped by the user")
+            await world.step()
+        recorder.mark("done", **world.done_fields())
+        run.on_event(ev.ConversationFinished(run.run_id, "done", None, recorder.counters))
+        return "done"
+    except StepFailed as exc:
+        return _finished(run, "failed", str(exc))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        _finished(run, "interrupted", "stopped by the user")
+        raise
+    except TranscriptTaken:
+        raise  # another worker owns the run now: nothing of ours to write
+    except Exception as exc:
+        # never leave a run `running` behind an unexpected error
+        recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
+        raise
+
+
+def _finished(run: StepRun, status: str, why: str) -> str:
+    run.recorder.mark(status, why)
+    shown = why if status == "failed" else None  # an interruption is no error to display
+    run.on_event(ev.ConversationFinished(run.run_id, status, shown, run.recorder.counters))
+    return status

@@ -7,9 +7,13 @@ into one left-padded `generate` call in a worker thread. The model loads on the 
 slow and may be large), on CUDA when available, else on the CPU. With HF_HUB_OFFLINE=1, or when
 the name is a local path, nothing is fetched from the Hugging Face hub.
 
-Seeds: `torch.manual_seed(seed)` runs before each batch, so a seeded request is reproducible only
-when it is batched with the same companions (padding and shared random draws change the result);
-run such requests one at a time (`max_batch_size=1`) when exact replay matters.
+Seeds: each seeded request samples with its own generator (`torch.Generator` seeded with the
+request's seed), through the Gumbel-max trick: the batch decodes greedily over the warped logits
+(temperature, top-k, top-p, as transformers applies them) plus Gumbel noise drawn row by row from
+each row's generator, which is exactly a sample from the warped distribution. A row's draws so
+depend on its seed alone, not on its batch companions: requests with different seeds (every call
+of a seeded grid stage) share one `generate`, and a seeded request gives the same text alone or
+batched, up to the rounding differences left padding can bring.
 """
 
 from __future__ import annotations
@@ -24,7 +28,15 @@ from typing import Any
 
 import torch  # ImportError here is what the registry turns into an install hint
 import transformers
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LogitsProcessor,
+    LogitsProcessorList,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 from transformers.utils import logging as hf_logging
 
 from simulator.domain.params import GenerationParams
@@ -143,9 +155,10 @@ class HFBackend:
         kwargs.setdefault("max_new_tokens", self.default_max_tokens)
         if self.min_new_tokens:
             kwargs["min_new_tokens"] = min(self.min_new_tokens, kwargs["max_new_tokens"])
+        if kwargs.get("do_sample", loaded.default_do_sample) and params.seed is not None:
+            seeds = [request.options.seed for request in requests]
+            kwargs = _row_seeded(kwargs, loaded.model.generation_config, seeds, self.device)
         with torch.inference_mode():
-            if params.seed is not None:
-                torch.manual_seed(params.seed)  # seeds CUDA too
             output = loaded.model.generate(
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
@@ -250,15 +263,55 @@ def _plan(params: GenerationParams, default_do_sample: bool) -> tuple[dict, list
 
 
 def _group_key(params: GenerationParams) -> tuple:
-    """Requests may share a `generate` when these agree; stop strings are applied afterwards."""
+    """Requests may share a `generate` when these agree; stop strings are applied afterwards.
+    Seeds may differ: each seeded row samples from its own generator (`_row_seeded`)."""
     return (
         params.temperature,
         params.top_p,
         params.top_k,
         params.max_tokens,
-        params.seed,
+        params.seed is not None,
         params.repeat_penalty,
     )
+
+
+class _RowGumbel(LogitsProcessor):
+    """Gumbel noise per row from that row's own generator: the argmax of warped logits plus
+    Gumbel(0, 1) noise is a sample from their softmax (the Gumbel-max trick)."""
+
+    def __init__(self, seeds: list[int], device: str) -> None:
+        self._device = torch.device(device)
+        self._generators = [torch.Generator(device=self._device).manual_seed(s) for s in seeds]
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        width = scores.shape[-1]
+        uniform = torch.stack(
+            [torch.rand(width, generator=g, device=self._device) for g in self._generators]
+        )
+        gumbel = -torch.log(-torch.log(uniform.clamp(min=1e-20, max=1 - 1e-7)))
+        return scores.float() + gumbel
+
+
+def _row_seeded(kwargs: dict, config: Any, seeds: list[int], device: str) -> dict:
+    """`generate` arguments that sample each row with its own seed: greedy decoding over the
+    warpers sampling would apply (the request's values, else the model's defaults) and
+    `_RowGumbel`, all applied after transformers' own processors (repetition penalty, minimum
+    length), in the order transformers applies its warpers."""
+    planned = dict(kwargs)
+    temperature = planned.pop("temperature", None) or config.temperature
+    top_k = planned.pop("top_k", None) or config.top_k
+    top_p = planned.pop("top_p", None) or config.top_p
+    processors: list[LogitsProcessor] = []
+    if temperature is not None and temperature != 1.0:
+        processors.append(TemperatureLogitsWarper(temperature))
+    if top_k:
+        processors.append(TopKLogitsWarper(top_k))
+    if top_p is not None and top_p < 1.0:
+        processors.append(TopPLogitsWarper(top_p))
+    processors.append(_RowGumbel(seeds, device))
+    planned["do_sample"] = False
+    planned["logits_processor"] = LogitsProcessorList(processors)
+    return planned
 
 
 def _until_eos(tokens: list[int], eos_ids: frozenset[int]) -> int:

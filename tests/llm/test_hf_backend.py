@@ -89,6 +89,29 @@ async def test_seed_reproduces_sampling(backend: HFBackend) -> None:
     assert any(text != a.text for text in others)
 
 
+async def test_seeded_calls_with_different_seeds_share_a_batch_and_keep_their_answers(
+    model_dir: Path,
+) -> None:
+    """Every call of a seeded grid stage has its own seed: they still go out in one `generate`,
+    and each answer is the one the same call gets alone (its draws depend on its seed only)."""
+
+    def sampled(seed: int) -> GenerationParams:
+        return GenerationParams(temperature=1.3, top_p=0.95, seed=seed, max_tokens=12)
+
+    alone_backend = create_backend(str(model_dir), max_batch_size=1)
+    alone = [(await alone_backend.chat(_prompt(i), sampled(100 + i))).text for i in range(6)]
+    assert alone_backend.batcher.largest_batch == 1
+    batching = create_backend(str(model_dir), batch_wait_ms=50)
+    together = await asyncio.gather(
+        *(batching.chat(_prompt(i), sampled(100 + i)) for i in range(6))
+    )
+    assert batching.batcher.generate_calls == 1 and batching.batcher.largest_batch == 6
+    assert [c.text for c in together] == alone
+    assert len(set(alone)) > 1  # the seeds matter
+    await alone_backend.aclose()
+    await batching.aclose()
+
+
 async def test_stop_strings_truncate(backend: HFBackend) -> None:
     greedy = GenerationParams(temperature=0, max_tokens=10)
     full = (await backend.chat(HELLO, greedy)).text

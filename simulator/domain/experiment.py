@@ -108,9 +108,7 @@ class Role(BaseModel):
 
     @model_validator(mode="after")
     def _unique_section_titles(self) -> Role:
-        _reject_duplicates(
-            [s.title for s in self.sections], f"section titles of role {self.name!r}"
-        )
+        reject_duplicates([s.title for s in self.sections], f"section titles of role {self.name!r}")
         return self
 
     @property
@@ -195,16 +193,16 @@ class Experiment(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> Experiment:
-        _reject_duplicates([r.name.lower() for r in self.roles], "role names")
+        reject_duplicates([r.name.lower() for r in self.roles], "role names")
         for role in self.roles:
             if role.sections[0].variants and None in role.sections[0].variants.values():
                 raise ValueError(
                     f"the starting prompt of role {role.name!r} cannot have a blank variant"
                 )
-        _reject_duplicates([r.tag for r in self.roles], "role placeholder names")
-        _reject_duplicates([s.title for s in self.shared_sections], "shared section titles")
-        _reject_duplicates([s.title for s in self.summarizer_sections], "summarizer section titles")
-        _reject_duplicates(
+        reject_duplicates([r.tag for r in self.roles], "role placeholder names")
+        reject_duplicates([s.title for s in self.shared_sections], "shared section titles")
+        reject_duplicates([s.title for s in self.summarizer_sections], "summarizer section titles")
+        reject_duplicates(
             [llm.key for llm in self.llms],
             "LLM entries (model string, or label where one is given; give the same model "
             "different labels to list it twice)",
@@ -255,7 +253,7 @@ def _section_texts(section: Section, path: str) -> list[tuple[str, str]]:
     return texts
 
 
-def _reject_duplicates(values: list[str], what: str) -> None:
+def reject_duplicates(values: list[str], what: str) -> None:
     seen: set[str] = set()
     for value in values:
         if value in seen:

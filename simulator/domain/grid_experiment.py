@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from simulator.domain.experiment import LLMChoice, Name, _reject_duplicates
+from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.grid import INITIAL_MEMORY, Position, agent_names, initial_positions
 from simulator.domain.limits import MAX_SEED
 
@@ -110,7 +110,7 @@ class GridExperiment(BaseModel):
 
     @model_validator(mode="after")
     def _unique_llms(self) -> GridExperiment:
-        _reject_duplicates([llm.key for llm in self.llms], "LLM entries")
+        reject_duplicates([llm.key for llm in self.llms], "LLM entries")
         return self
 
     @classmethod

@@ -20,13 +20,13 @@ from simulator.domain.reference_experiment import (
     SECTION_TYPES,
     STARTING_PROMPT,
     ExperimentImport,
-    _ref_sections,
     convert_experiment,
     convert_llm,
     convert_llms,
     convert_model,
     experiment_id_for,
     llm_signature,
+    ref_sections,
     reference_order,
 )
 from simulator.domain.reference_source import (
@@ -46,7 +46,6 @@ __all__ = [
     "ConversationImport",
     "ExperimentImport",
     "Unconvertible",
-    "_ref_sections",
     "conversation_id_for",
     "conversation_key_for",
     "convert_conversation",
@@ -58,6 +57,7 @@ __all__ = [
     "experiment_id_for",
     "llm_signature",
     "oid_text",
+    "ref_sections",
     "reference_order",
     "source_block",
 ]

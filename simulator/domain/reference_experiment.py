@@ -145,7 +145,7 @@ def reference_order(sections: list[_RefSection]) -> list[_RefSection]:
     return sorted(sections, key=functools.cmp_to_key(compare))
 
 
-def _ref_sections(docs: Any, where: str, offset: int) -> list[_RefSection]:
+def ref_sections(docs: Any, where: str, offset: int) -> list[_RefSection]:
     if not isinstance(docs, list):
         raise Unconvertible(f"{where} is not a list of sections")
     found = []
@@ -182,11 +182,11 @@ def _convert_roles(
     section that sorts before a private one (a shared starting prompt) is copied into every
     role, so each agent's prompt keeps the reference's order.
     """
-    shared = _ref_sections(doc.get("shared_sections", []), "shared_sections", 0)
+    shared = ref_sections(doc.get("shared_sections", []), "shared_sections", 0)
     per_role: list[tuple[str, list[_RefSection]]] = []
     offset = len(shared)
     for i, role in enumerate(doc["roles"]):
-        private = _ref_sections(role.get("sections", []), f"roles[{i}].sections", offset)
+        private = ref_sections(role.get("sections", []), f"roles[{i}].sections", offset)
         offset += len(private)
         per_role.append((role["name"], private))
     moved: set[_RefSection] = set()
@@ -261,7 +261,7 @@ def convert_experiment(doc: dict, owner_ok: Any = None) -> ExperimentImport:
     llms = convert_llms(doc["llms"], notes)
     roles, shared = _convert_roles(doc, role_tags, notes)
     summarizer_refs = reference_order(
-        _ref_sections(doc.get("summarizer_sections", []), "summarizer_sections", 0)
+        ref_sections(doc.get("summarizer_sections", []), "summarizer_sections", 0)
     )
     if summarizer_refs and summarizer_refs[0].title != STARTING_PROMPT:
         notes.add("the summarizer's first section opens its prompt without its heading")

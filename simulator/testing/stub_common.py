@@ -49,9 +49,9 @@ def apply_limits(text: str, stop: Iterable[str] | None, max_tokens: int | None) 
     return text, "stop"
 
 
-def _openai_error(message: str, kind: str, code: str | None) -> dict:
+def openai_error(message: str, kind: str, code: str | None) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-def _fmt_seconds(s: float) -> str:
+def fmt_seconds(s: float) -> str:
     return str(int(s)) if float(s).is_integer() else str(s)

@@ -17,10 +17,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from simulator.testing.stub_common import (
-    _fmt_seconds,
-    _openai_error,
     apply_limits,
     count_words,
+    fmt_seconds,
+    openai_error,
 )
 from simulator.testing.stub_ollama import OllamaRoutes
 
@@ -110,7 +110,7 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
             return True
         # Echo the wrong key, unmasked, so tests can prove a backend never repeats server text.
         msg = f"Incorrect API key provided: {got}."
-        self._send_json(401, _openai_error(msg, "invalid_request_error", "invalid_api_key"))
+        self._send_json(401, openai_error(msg, "invalid_request_error", "invalid_api_key"))
         return False
 
     def _send(self, status: int, data: bytes, ctype: str, headers: dict | None = None) -> None:
@@ -132,7 +132,7 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
                 404: "invalid_request_error",
                 429: "rate_limit_error",
             }.get(status, "server_error")
-            self._send_json(status, _openai_error(message, kind, None), headers)
+            self._send_json(status, openai_error(message, kind, None), headers)
         else:
             self._send_json(status, {"error": message}, headers)
 
@@ -161,7 +161,7 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
                 path,
                 429,
                 "Rate limit reached; slow down.",
-                {"Retry-After": _fmt_seconds(stub.retry_after_s)},
+                {"Retry-After": fmt_seconds(stub.retry_after_s)},
             )
         elif fault == "500":
             self._error(path, 500, "The stub server had an internal error.")
@@ -194,7 +194,7 @@ class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
             if openai:
                 self._send_json(
                     404,
-                    _openai_error(
+                    openai_error(
                         f"The model '{model}' does not exist or you do not have access to it.",
                         "invalid_request_error",
                         "model_not_found",

@@ -286,7 +286,7 @@ def test_sections_follow_the_reference_sort():
         section_doc(0, "starting_prompt", "s", PRIVATE, "guard"),
         section_doc(2, "goal", "g", PRIVATE, "guard"),
     ]
-    refs = rc._ref_sections(sections, "test", 0)
+    refs = rc.ref_sections(sections, "test", 0)
     assert [s.title for s in rc.reference_order(refs)] == [
         "Starting prompt",
         "Goal",

@@ -16,12 +16,12 @@ from simulator.analysis.report.assets import CSS
 from simulator.analysis.report.grid_assets import GRID_CSS, grid_script
 from simulator.analysis.report.grid_context import REPLAY_CAP, GridReportContext
 from simulator.analysis.report.html import (
-    _key_values,
-    _set_params,
     e,
     json_for_script,
+    key_values,
     measures_section,
     plots_section,
+    set_params,
     sweep_section,
 )
 from simulator.domain.grid import MOVES
@@ -88,11 +88,11 @@ def grid_experiment_section(exp: dict) -> str:
     shown = {name: world.get(name) for name in WORLD_FIELDS if name in world}
     if world.get("positions") is not None:
         shown["positions"] = world["positions"]
-    parts.append("<h3>World</h3>" + _key_values(shown))
+    parts.append("<h3>World</h3>" + key_values(shown))
     llms = exp.get("llms") or []
     if llms:
         items = "".join(
-            f"<li>{e(llm.get('model'))} <span class=muted>{e(json.dumps(_set_params(llm)))}"
+            f"<li>{e(llm.get('model'))} <span class=muted>{e(json.dumps(set_params(llm)))}"
             "</span></li>"
             for llm in llms
         )

@@ -7,7 +7,13 @@ the first replayed, since pooling hashtags or projections across runs would mean
 
 from __future__ import annotations
 
-from simulator.analysis.report.plots import ROLE_PALETTE, Plot, _short, _svg_uri, require_matplotlib
+from simulator.analysis.report.plots import (
+    ROLE_PALETTE,
+    Plot,
+    require_matplotlib,
+    short_label,
+    svg_uri,
+)
 from simulator.domain.grid import MOVES
 
 MAX_SERIES = 10  # cells drawn in one figure; more would be unreadable
@@ -16,7 +22,7 @@ TIMELINE_TAGS = 15
 
 def _label(text: str) -> str:
     """A cell label as matplotlib text: `$` would start mathtext."""
-    return _short([str(text).replace("$", r"\$")], 40)[0]
+    return short_label([str(text).replace("$", r"\$")], 40)[0]
 
 
 def _colour(n: int) -> str:
@@ -50,7 +56,7 @@ def moves_plot(cells: list[dict]) -> Plot:
     ax.grid(axis="y", alpha=0.3)
     if len(shown) > 1:
         ax.legend(frameon=False, fontsize=8)
-    plot.data_uri = _svg_uri(plt, fig, "moves")
+    plot.data_uri = svg_uri(plt, fig, "moves")
     return plot
 
 
@@ -81,7 +87,7 @@ def _series_plot(
     ax.grid(alpha=0.3)
     if len(shown) > 1:
         ax.legend(frameon=False, fontsize=8)
-    plot.data_uri = _svg_uri(plt, fig, key)
+    plot.data_uri = svg_uri(plt, fig, key)
     return plot
 
 
@@ -145,7 +151,7 @@ def hashtag_timeline(tags: list[dict], run_id: str, steps: int) -> Plot:
     ax.invert_yaxis()
     ax.set_xlabel("step")
     ax.grid(axis="x", alpha=0.3)
-    plot.data_uri = _svg_uri(plt, fig, "hashtag-timeline")
+    plot.data_uri = svg_uri(plt, fig, "hashtag-timeline")
     return plot
 
 
@@ -180,5 +186,5 @@ def projection_plot(points: list[list], names: list[str], run_id: str, note: str
     ax.grid(alpha=0.3)
     if len(names) <= 12:
         ax.legend(frameon=False, fontsize=8, markerscale=1.5)
-    plot.data_uri = _svg_uri(plt, fig, "projection")
+    plot.data_uri = svg_uri(plt, fig, "projection")
     return plot

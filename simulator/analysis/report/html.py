@@ -117,7 +117,7 @@ def _sections_table(sections: list[dict]) -> str:
     )
 
 
-def _set_params(llm: dict) -> dict:
+def set_params(llm: dict) -> dict:
     return {k: v for k, v in (llm.get("params") or {}).items() if v is not None}
 
 
@@ -133,7 +133,7 @@ def experiment_section(exp: dict) -> str:
     if llms:
         items = "".join(
             f"<li>{e(llm.get('model'))} <span class=muted>"
-            f"{e(json.dumps(_set_params(llm)))}"
+            f"{e(json.dumps(set_params(llm)))}"
             "</span></li>"
             for llm in llms
         )
@@ -156,7 +156,7 @@ def experiment_section(exp: dict) -> str:
     return "\n".join(parts)
 
 
-def _key_values(data: dict) -> str:
+def key_values(data: dict) -> str:
     rows = "".join(
         f"<tr><th>{e(k)}</th><td>{e(v if isinstance(v, str) else json.dumps(v))}</td></tr>"
         for k, v in data.items()
@@ -170,7 +170,7 @@ def sweep_section(ctx: ReportContext) -> str:
     if ctx.sweep:
         plan = {k: v for k, v in (ctx.sweep.get("plan") or {}).items() if k != "sample_cell"}
         plan = {"sweep": ctx.sweep.get("name"), **plan}
-        parts.append('<div class="scroll"><h3>Plan</h3>' + _key_values(plan) + "</div>")
+        parts.append('<div class="scroll"><h3>Plan</h3>' + key_values(plan) + "</div>")
     status = ctx.status
     counts = status.get("counts") or {}
     heads = "".join(f"<th>{e(k)}</th>" for k in counts)
@@ -187,7 +187,7 @@ def sweep_section(ctx: ReportContext) -> str:
     if ctx.sweep:
         parts.append(
             "<details><summary><strong>Sweep specification</strong></summary>"
-            f'<div class="scroll">{_key_values(ctx.sweep.get("spec") or {})}</div></details>'
+            f'<div class="scroll">{key_values(ctx.sweep.get("spec") or {})}</div></details>'
         )
     else:
         parts.append(f"<p class=muted>Not a sweep: every conversation of this {e(ctx.kind)}.</p>")

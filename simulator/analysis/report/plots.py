@@ -56,7 +56,7 @@ def require_matplotlib() -> Any:
     return plt
 
 
-def _svg_uri(plt: Any, fig: Any, salt: str) -> str:
+def svg_uri(plt: Any, fig: Any, salt: str) -> str:
     buffer = io.BytesIO()
     # Text as paths: the figure looks the same without the fonts; a fixed salt and no date keep
     # the output reproducible.
@@ -109,7 +109,7 @@ def length_by_role(messages: list[dict], roles: list[str]) -> Plot:
     ax.set_ylabel("words per message")
     ax.grid(alpha=0.3)
     ax.legend(frameon=False)
-    plot.data_uri = _svg_uri(plt, fig, "length")
+    plot.data_uri = svg_uri(plt, fig, "length")
     return plot
 
 
@@ -148,7 +148,7 @@ def rates_by_model(messages: list[dict], calls: list[dict]) -> Plot:
     ax.set_ylim(0, 1)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(frameon=False)
-    plot.data_uri = _svg_uri(plt, fig, "rates")
+    plot.data_uri = svg_uri(plt, fig, "rates")
     return plot
 
 
@@ -175,13 +175,13 @@ def scores_by_variant(rows: list[dict], variants: dict[str, str], limit: int = 6
                 groups[variants.get(row["conversation_id"], "(none)")].append(float(row[name]))
         labels = sorted(groups)
         ax.boxplot([groups[g] for g in labels])
-        ax.set_xticks(range(1, len(labels) + 1), _short(labels), rotation=20, ha="right")
+        ax.set_xticks(range(1, len(labels) + 1), short_label(labels), rotation=20, ha="right")
         ax.set_title(name.removeprefix("score_"), fontsize=10)
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(names) :]:
         ax.set_visible(False)
     fig.tight_layout()
-    plot.data_uri = _svg_uri(plt, fig, "scores")
+    plot.data_uri = svg_uri(plt, fig, "scores")
     return plot
 
 
@@ -189,5 +189,5 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _short(labels: Iterable[str], width: int = 28) -> list[str]:
+def short_label(labels: Iterable[str], width: int = 28) -> list[str]:
     return [s if len(s) <= width else s[: width - 1] + "…" for s in labels]

@@ -120,12 +120,12 @@ def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_js
             fix=f"choose from: {', '.join(available)}",
         )
     title = f"Measures of {scope.kind} {scope.id}: mean [95% CI] per cell"
-    table = _measures_table(title, cells, names)
+    table = measures_table(title, cells, names)
     console = app.console
     if natural_width(console, table) <= console.width:
         console.print(table)
     else:  # too wide: a table squeezed into the screen cuts labels until cells look alike
-        _print_per_cell(console, title, cells, names)
+        print_per_cell(console, title, cells, names)
 
 
 class _Rows(list):
@@ -152,7 +152,7 @@ def _print_json_streamed(data: dict) -> None:
     sys.stdout.flush()
 
 
-def _measures_table(title: str, cells: list[dict], names: list[str]) -> Table:
+def measures_table(title: str, cells: list[dict], names: list[str]) -> Table:
     table = Table(title=title)
     table.add_column("cell")
     table.add_column("n", justify="right")
@@ -167,7 +167,7 @@ def _measures_table(title: str, cells: list[dict], names: list[str]) -> Table:
     return table
 
 
-def _print_per_cell(console: Console, title: str, cells: list[dict], names: list[str]) -> None:
+def print_per_cell(console: Console, title: str, cells: list[dict], names: list[str]) -> None:
     """One block per cell, its label in full on its own line(s): fits any width."""
     console.print(Text(title, style="bold", overflow="fold"))
     for cell in cells:

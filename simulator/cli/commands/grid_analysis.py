@@ -74,12 +74,12 @@ def print_grid_measures(
     if not measured["cells"]:
         app.console.print(f"No runs in {scope.kind} {scope.id} yet.")
         return
-    from simulator.cli.commands.analysis import _measures_table, _print_per_cell
+    from simulator.cli.commands.analysis import measures_table, print_per_cell
     from simulator.cli.transcript_view import natural_width
 
     title = f"Grid measures of {scope.kind} {scope.id}: mean [95% CI] per cell"
-    table = _measures_table(title, measured["cells"], names)
+    table = measures_table(title, measured["cells"], names)
     if natural_width(app.console, table) <= app.console.width:
         app.console.print(table)
     else:  # as the chat measures do: one block per cell rather than squeezed labels
-        _print_per_cell(app.console, title, measured["cells"], names)
+        print_per_cell(app.console, title, measured["cells"], names)

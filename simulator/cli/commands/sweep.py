@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from simulator.cli.commands.sweep_options import _run_options, json_option
+from simulator.cli.commands.sweep_options import json_option, run_options
 from simulator.cli.context import AppContext
 from simulator.cli.grid_sweep_options import (
     grid_sweep_options,
@@ -172,7 +172,7 @@ def _runner_command(name: str, verb: str, doc: str) -> None:
 
     @sweep.command(name, help=doc)
     @click.argument("sweep_id")
-    @_run_options
+    @run_options
     @click.pass_obj
     def command(
         app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
@@ -193,7 +193,7 @@ _runner_command(
 
 @sweep.command("retry-failed")
 @click.argument("sweep_id")
-@_run_options
+@run_options
 @click.pass_obj
 def retry_cmd(
     app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool

@@ -26,7 +26,7 @@ def pools_header(verb: str, sweep_id: str, concurrency: int, sizes: dict[str, in
     )
 
 
-def _run_options(f):
+def run_options(f):
     f = click.option(
         "--concurrency",
         type=click.IntRange(1, MAX_CONCURRENCY),

@@ -38,6 +38,9 @@ def roles_cell(view: ExperimentView) -> str:
     if view.is_grid:
         w = exp.world
         return f"grid: {w.agents} agents, {w.width}x{w.height}, radius {w.radius}"
+    if view.is_network:
+        net = exp.network
+        return f"network: {net.graph.get('type')}, {net.rounds} rounds, {net.scenario}"
     return ", ".join(r.name for r in exp.roles)
 
 
@@ -78,6 +81,16 @@ def experiment_detail(view: ExperimentView) -> Group:
     head.add_row("LLMs", escape(llms))
     if view.is_grid:
         return Group(head, *grid_detail(exp))
+    if view.is_network:
+        net = exp.network
+        graph = ", ".join(f"{k} {v}" for k, v in net.graph.items())
+        return Group(
+            head,
+            Text(
+                f"kind network: graph {graph}; agents {net.agents}; scenario {net.scenario}; "
+                f"round 0 from the table, then {net.rounds} rounds"
+            ),
+        )
     parts: list = [head, Panel(escape(exp.starting_message), title="starting message")]
     for role in exp.roles:
         titles = ", ".join(s.title for s in role.sections)

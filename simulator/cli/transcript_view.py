@@ -14,6 +14,7 @@ from simulator.cli.live import role_colour
 from simulator.domain.clock import as_datetime
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import pieces, visible
+from simulator.domain.network_experiment import is_network
 
 
 def shown(text: str | None) -> str:
@@ -44,6 +45,8 @@ def _row(doc: dict) -> dict[str, str]:
     counters = doc.get("counters") or {}
     if is_grid(doc):
         return _grid_row(doc, spec, counters)
+    if is_network(doc):
+        return _network_row(doc, spec, counters)
     turns = sum(doc.get("day_split") or []) or spec["total_messages"]  # reference: 20 is 19 turns
     return {
         "star": "★" if doc.get("favourite") else "",
@@ -73,6 +76,24 @@ def _grid_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
         "messages": f"step {done}/{world['steps']}",
         "days": "-",
         "speaker": f"grid r={world['radius']}",
+        "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
+    }
+
+
+def _network_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
+    """A network run in the conversations table: agents, rounds done, graph as the speaker."""
+    n, rounds = len(spec["agents"]), spec["settings"]["rounds"]
+    done = counters.get("messages", 0) // max(n, 1)
+    return {
+        "star": "★" if doc.get("favourite") else "",
+        "id": doc["_id"],
+        "experiment": doc["experiment_id"],
+        "owner": doc["owner"],
+        "status": doc["status"],
+        "agents": f"{n} on a network",
+        "messages": f"round {max(done - 1, 0)}/{rounds}",
+        "days": "-",
+        "speaker": f"network {spec['settings']['graph'].get('type')}",
         "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
     }
 
@@ -132,6 +153,9 @@ def show_transcript(console: Console, data: dict) -> None:
     if is_grid(conv):
         show_grid_steps(console, data)
         return
+    if is_network(conv):
+        show_network_rounds(console, data)
+        return
     roles: list[str] = [r["name"] for r in conv["experiment"]["roles"]]
     console.print(
         f"[bold]{conv['_id']}[/bold] of {conv['experiment_id']} — {conv['status']}"
@@ -188,6 +212,33 @@ def show_grid_steps(console: Console, data: dict) -> None:
         )
         console.print(f"  message: {shown(row['message'])}")
         console.print(f"  [dim]memory: {shown(row['memory'])}[/]")
+
+
+def show_network_rounds(console: Console, data: dict) -> None:
+    """A network run round by round: each agent's opinion, decision, attempts and thought."""
+    run = data["conversation"]
+    spec = run["spec"]
+    console.print(
+        f"[bold]{run['_id']}[/bold] of {run['experiment_id']} — {run['status']}"
+        + (f" ({shown(run['error'])})" if run.get("error") else "")
+    )
+    console.print(
+        f"network: {len(spec['agents'])} agents, graph {spec['settings']['graph'].get('type')}, "
+        f"scenario {escape(spec['scenario']['name'])}, {spec['settings']['rounds']} rounds; "
+        f"model {escape(spec['llm']['model'])}"
+    )
+    current = None
+    for row in data.get("rounds", []):
+        if row["round"] != current:
+            current = row["round"]
+            console.print(Rule(f"Round {current}" + (" (the agents table)" if not current else "")))
+        flag = " [red](no reply parsed: previous answer kept)[/]" if row["answer_fallback"] else ""
+        tries = f" [dim]{row['attempts']} tries[/]" if row["attempts"] > 1 else ""
+        console.print(
+            f"[bold cyan]{shown(row['agent'])}[/] opinion {row['opinion']} {row['decision']}"
+            f"{flag}{tries}"
+        )
+        console.print(f"  [dim]{shown(row['thought'])}[/]")
 
 
 def _summary(console: Console, day: int, text: str) -> None:

@@ -78,6 +78,21 @@ class GridStepStored:
     rows: list[dict]  # one per agent, as stored in grid_steps
 
 
+@dataclass(frozen=True)
+class NetworkPlanned:
+    conversation_id: str
+    names: list[str]
+    rounds: int  # rounds after round 0
+    stored: int  # rounds already stored, round 0 included (a resumed run starts after them)
+
+
+@dataclass(frozen=True)
+class NetworkRoundStored:
+    conversation_id: str
+    round: int
+    rows: list[dict]  # one per agent, as stored in network_rounds
+
+
 Event = (
     DaysPlanned
     | DayStarted
@@ -88,4 +103,6 @@ Event = (
     | GridPlanned
     | GridStepStarted
     | GridStepStored
+    | NetworkPlanned
+    | NetworkRoundStored
 )

@@ -269,20 +269,22 @@ class StoreRecorder:
         self._count_message(full)
         await self._write_counters()
 
-    async def record_step_rows(self, rows: list[dict], already: set[str] = frozenset()) -> None:
-        """A world step's rows (one per agent) together; rows whose ids are in `already` were
-        stored by a killed run of this step and are skipped. Any other clash means another
-        worker took the run over: stop rather than fork it."""
+    async def record_step_rows(
+        self, rows: list[dict], already: set[str] = frozenset(), collection: str = "grid_steps"
+    ) -> None:
+        """A world step's rows (one per agent) together, into `collection` (`grid_steps`,
+        `network_rounds`); rows whose ids are in `already` were stored by a killed run of this
+        step and are skipped. Any other clash means another worker took the run over: stop
+        rather than fork it."""
         moment = now()
-        repository = self.store.grid_steps
+        repository = getattr(self.store, collection)
         docs = [repository.document({**row, "created_at": moment}) for row in rows]
         docs = [doc for doc in docs if doc["_id"] not in already]
         writes = self.writes()
-        stored = await asyncio.gather(*(writes.insert("grid_steps", doc) for doc in docs))
+        stored = await asyncio.gather(*(writes.insert(collection, doc) for doc in docs))
         if not all(stored):
             raise TranscriptTaken(
-                f"step {rows[0]['step']} of {self.conversation_id} was already stored by "
-                "another run"
+                f"a step of {self.conversation_id} ({collection}) was already stored by another run"
             )
         self.counters["messages"] += len(rows)
         await self._write_counters()

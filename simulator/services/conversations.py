@@ -333,6 +333,8 @@ def transcript(store: Store, conversation_id: str) -> dict:
         doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
     if doc.get("kind") == "grid":  # a grid run: its step rows in place of messages
         return {"conversation": doc, "steps": store.grid_steps.for_run(conversation_id)}
+    if doc.get("kind") == "network":  # a network run: its round rows in place of messages
+        return {"conversation": doc, "rounds": store.network_rounds.for_run(conversation_id)}
     return {
         "conversation": doc,
         "messages": store.messages.for_conversation(conversation_id),

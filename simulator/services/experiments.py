@@ -9,13 +9,14 @@ from simulator.domain.clock import as_datetime
 from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import GridExperiment, is_grid
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
+from simulator.domain.network_experiment import NetworkExperiment, is_network
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
 from simulator.prompting.assembly import render_all
 from simulator.store import cascade
 from simulator.store.foreign import left_out_note
-from simulator.store.repositories.experiments import to_model
+from simulator.store.repositories.experiments import AnyExperiment, to_model
 from simulator.store.store import Store
 
 KIND = "experiment"
@@ -27,7 +28,7 @@ class ExperimentView:
 
     id: str
     owner: str
-    experiment: Experiment | GridExperiment
+    experiment: AnyExperiment
     created_at: object
     updated_at: object
     duplicated_from: str | None
@@ -37,15 +38,19 @@ class ExperimentView:
     def is_grid(self) -> bool:
         return isinstance(self.experiment, GridExperiment)
 
+    @property
+    def is_network(self) -> bool:
+        return isinstance(self.experiment, NetworkExperiment)
+
     def summary(self) -> dict:
         return {
             "id": self.id,
-            "kind": self.experiment.kind if self.is_grid else "chat",
+            "kind": getattr(self.experiment, "kind", "chat"),
             "name": self.experiment.name,
             "owner": self.owner,
             "note": self.experiment.note,
             "favourite": self.experiment.favourite,
-            "roles": [] if self.is_grid else [r.name for r in self.experiment.roles],
+            "roles": [r.name for r in getattr(self.experiment, "roles", [])],
             "llms": [llm.model for llm in self.experiment.llms],
             "created_at": _iso(self.created_at),
             "updated_at": _iso(self.updated_at),
@@ -79,7 +84,7 @@ def _view(store: Store, doc: dict, user: str) -> ExperimentView:
 
 def create(
     store: Store,
-    experiment: Experiment | GridExperiment,
+    experiment: AnyExperiment,
     user: str,
     duplicated_from: str | None = None,
 ) -> ExperimentView:
@@ -90,7 +95,7 @@ def create(
     return _view(store, doc, user)
 
 
-def load_file(path: str | Path) -> Experiment | GridExperiment:
+def load_file(path: str | Path) -> AnyExperiment:
     """Read and validate an experiment file whole; touches no store. `kind: grid` at the top
     makes it a grid experiment; without `kind` it is a group chat."""
     data, marks = read_yaml_file(path)
@@ -105,18 +110,23 @@ def load_file(path: str | Path) -> Experiment | GridExperiment:
 
 def validate_data(
     data: dict, source: str | None = None, marks: dict | None = None
-) -> Experiment | GridExperiment:
+) -> AnyExperiment:
     """An experiment of the kind `data` names (`kind: grid`, or a chat without `kind`)."""
     kind = data.get("kind")
-    if kind not in (None, "chat", "grid"):
+    if kind not in (None, "chat", "grid", "network"):
         raise UserError(
             f"kind {kind!r} is not an experiment kind",
             field="kind",
-            fix="write 'kind: grid' for a 2D community, or leave kind out for a group chat",
+            fix="write 'kind: grid' for a 2D community, 'kind: network' for an opinion network, "
+            "or leave kind out for a group chat",
         )
     if kind == "chat":
         data = {k: v for k, v in data.items() if k != "kind"}
-    model = GridExperiment if is_grid(data) else Experiment
+    model: type[AnyExperiment] = Experiment
+    if is_grid(data):
+        model = GridExperiment
+    elif is_network(data):
+        model = NetworkExperiment
     return validate_model(data, model, "experiment", source=source, marks=marks)
 
 

@@ -16,7 +16,7 @@ from simulator.store.counting import count as count_matching
 from simulator.store.foreign import ours, plural
 
 CHUNK = 500
-_PER_CONVERSATION = ("messages", "calls", "summaries", "scores", "grid_steps")
+_PER_CONVERSATION = ("messages", "calls", "summaries", "scores", "grid_steps", "network_rounds")
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Cascade:
     summaries: int = 0
     scores: int = 0
     grid_steps: int = 0
+    network_rounds: int = 0
     sweeps: int = 0
     others_conversations: int = 0  # conversations among them that other users ran
 
@@ -50,6 +51,7 @@ class Cascade:
             (self.summaries, "summary", "summaries"),
             (self.scores, "score", None),
             (self.grid_steps, "grid step", None),
+            (self.network_rounds, "network round row", None),
             (self.sweeps, "sweep", None),
         ):
             if count:

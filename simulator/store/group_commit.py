@@ -50,6 +50,7 @@ ORDER: tuple[tuple[str, Kind], ...] = (
     ("calls", "update"),
     ("messages", "insert"),
     ("grid_steps", "insert"),  # a grid step's rows follow its calls, as messages do
+    ("network_rounds", "insert"),  # as grid steps
     ("summaries", "insert"),
     ("conversations", "update"),  # progress counters, the summary list
 )

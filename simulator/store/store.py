@@ -19,6 +19,7 @@ from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
 from simulator.store.repositories.grid_steps import GridStepsRepository
 from simulator.store.repositories.messages import MessagesRepository
+from simulator.store.repositories.network_rounds import NetworkRoundsRepository
 from simulator.store.repositories.scores import ScoresRepository
 from simulator.store.repositories.sweeps import SweepsRepository
 from simulator.store.repositories.users import UsersRepository
@@ -35,6 +36,7 @@ class Store:
     sweeps: SweepsRepository
     scores: ScoresRepository
     grid_steps: GridStepsRepository
+    network_rounds: NetworkRoundsRepository
     _group_commit: GroupCommit | None = field(default=None, repr=False)
 
     def group_commit(self) -> GroupCommit:
@@ -87,6 +89,7 @@ def open_store(connection: Connection) -> Store:
         SweepsRepository(db, connection.lock_path),
         ScoresRepository(db),
         GridStepsRepository(db),
+        NetworkRoundsRepository(db),
     )
     repos = (
         store.users,
@@ -97,6 +100,7 @@ def open_store(connection: Connection) -> Store:
         store.sweeps,
         store.scores,
         store.grid_steps,
+        store.network_rounds,
     )
     store.experiments.import_hint = store.conversations.import_hint = store.import_command
     for repo in repos:

@@ -14,12 +14,12 @@ from simulator.domain.yaml_io import load_model
 from simulator.prompting.placeholders import PLACEHOLDER, VERB_MARK, _inflect, resolve
 
 REPO = Path(__file__).resolve().parents[2]
-# the group chats: a grid experiment (kind: grid) has templates, not role sections; its
-# templates are checked when it loads (tests/grid)
+# the group chats: a grid (kind: grid) or network (kind: network) experiment has no role
+# sections; its templates are checked when it loads (tests/grid, tests/network)
 EXPERIMENTS = sorted(
     path
     for path in (REPO / "prompts" / "experiments").glob("*.yaml")
-    if not path.read_text(encoding="utf-8").startswith("kind: grid")
+    if not path.read_text(encoding="utf-8").startswith(("kind: grid", "kind: network"))
 )
 COUNTS = [(1, 1), (2, 1), (1, 3)]
 # (singular, plural) verbs checked after a role's noun, besides those the texts' placeholders use

@@ -21,6 +21,7 @@ from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import natural_width
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import visible
+from simulator.domain.network_experiment import is_network
 from simulator.errors import UserError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
@@ -64,6 +65,12 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
     """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
     check_output_dir(output)  # before the work: a bad path costs nothing
     scope = resolve_scope(app.store, target_id)
+    if is_network(scope.experiment):
+        raise UserError(
+            "exports of opinion-network experiments are not built yet (issue 12)",
+            field="TARGET_ID",
+            fix="read a run with 'llm-sim conversation show RUN_ID' (or --json)",
+        )
     if is_grid(scope.experiment):  # grid_runs and grid_steps instead of the chat tables
         return export_grid_scope(app, scope, fmt, output, as_json)
     files = export_scope(app.store, scope, fmt, output)  # batch by batch: memory stays flat
@@ -93,6 +100,12 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
 def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
     """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
     scope = resolve_scope(app.store, target_id)
+    if is_network(scope.experiment):
+        raise UserError(
+            "measures of opinion-network experiments are not built yet (issue 12)",
+            field="TARGET_ID",
+            fix="read a run with 'llm-sim conversation show RUN_ID' (or --json)",
+        )
     if is_grid(scope.experiment):  # moves, clusters, hashtags, diversity per run and cell
         return print_grid_measures(app, scope, chosen, as_json)
     measured = measure_scope(app.store, scope)  # batch by batch: a few numbers per conversation

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import click
 
+from simulator.analysis.scope import resolve_scope
 from simulator.cli.context import AppContext
+from simulator.domain.network_experiment import is_network
+from simulator.errors import UserError
 
 
 @click.command("report")
@@ -35,6 +38,12 @@ def report(
     """Write one HTML file: experiment, plan and status, measures, plots and transcripts."""
     from simulator.analysis.report import write_report
 
+    if is_network(resolve_scope(app.store, target_id).experiment):
+        raise UserError(
+            "reports of opinion-network experiments are not built yet (issue 12)",
+            field="TARGET_ID",
+            fix="read a run with 'llm-sim conversation show RUN_ID' (or --json)",
+        )
     with app.err.status("building the report…"):
         ctx = write_report(app.store, target_id, output, per_cell=transcripts_per_cell)
     shown = len(ctx.transcripts["conversations"])

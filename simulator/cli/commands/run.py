@@ -17,6 +17,7 @@ from simulator.cli.grid_run import (
 )
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, pull_progress
+from simulator.cli.network_run import network_options, refuse_flags, run_network_cli
 from simulator.cli.params import SEED
 from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
 from simulator.engine.conversation import llm_name
@@ -142,6 +143,7 @@ def counting_line(spec: ConversationSpec) -> str:
     help="Seed for speaker choice and sampling (0 to 2^63-1); a grid's random cells too.",
 )
 @grid_options
+@network_options
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
 def run_cmd(
@@ -162,6 +164,9 @@ def run_cmd(
     radius: int | None,
     width: int | None,
     height: int | None,
+    rounds: int | None,
+    scenario: str | None,
+    agents_table: str | None,
     as_json: bool,
 ) -> None:
     """Run one conversation of EXPERIMENT_ID (or one run of a grid experiment)."""
@@ -172,6 +177,28 @@ def run_cmd(
         "--manager-llm": manager_llm,
         "--summarizer-llm": summarizer_llm,
     }
+    grid_only = {"--steps": steps, "--radius": radius, "--width": width, "--height": height}
+    network_only = {"--rounds": rounds, "--scenario": scenario, "--agents-table": agents_table}
+    if view.is_network:
+        chat_choices = {
+            "--agents": agents,
+            "--days": days != 1 or None,
+            "--speaker": speaker != "round_robin" or None,
+            "--message-counting": message_counting != "agent_turns" or None,
+            "--allow-repeat-speaker": allow_repeat_speaker or None,
+        }
+        refuse_flags(
+            {**chat_only, **grid_only, **chat_choices},
+            "an opinion-network experiment",
+            "leave them out; a network run takes --rounds, --scenario, --agents-table, --llm "
+            "and --seed (the graph sets the number of agents)",
+        )
+        settings = {"rounds": rounds, "scenario": scenario, "agents": agents_table}
+        net = run_network_cli(app, view, llm=llm, seed=seed, settings=settings, as_json=as_json)
+        if net.status == "failed":
+            raise SystemExit(1)
+        return
+    refuse_flags(network_only, "this experiment", "use them with a network experiment")
     if view.is_grid:
         refuse_chat_flags(chat_only, speaker, days, message_counting, allow_repeat_speaker)
         world = {"agents": grid_agents(agents), "steps": steps, "radius": radius}
@@ -180,7 +207,7 @@ def run_cmd(
         if grid_outcome.status == "failed":
             raise SystemExit(1)
         return
-    refuse_grid_flags({"--steps": steps, "--radius": radius, "--width": width, "--height": height})
+    refuse_grid_flags(grid_only)
     if agents is None or total_messages is None:
         missing = "--agents" if agents is None else "--messages"
         raise UserError(

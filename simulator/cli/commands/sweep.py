@@ -93,6 +93,12 @@ def create_cmd(
 ) -> None:
     """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
     view = exp_service.get(app.store, experiment_id, app.user)
+    if view.is_network:
+        raise UserError(
+            "sweeps of opinion-network experiments are not built yet (issue 12)",
+            field="EXPERIMENT_ID",
+            fix="run one seed at a time with 'llm-sim run EXP --seed N'",
+        )
     if view.is_grid:
         spec = grid_sweep_spec(file, flags)
         plan = grid_sweeps.plan(app.store, view, spec, app.user)

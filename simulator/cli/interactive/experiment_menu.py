@@ -19,10 +19,12 @@ from simulator.cli.interactive.conversation_menu import browse, perform
 from simulator.cli.interactive.create import STEPS, preview
 from simulator.cli.interactive.draft import Draft
 from simulator.cli.interactive.sweep_menu import perform_sweep
+from simulator.cli.network_run import run_network_cli
 from simulator.cli.render import experiment_detail
 from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import MAX_GRID_AGENTS, MAX_GRID_SIDE, MAX_GRID_STEPS
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.network.scenario import MAX_ROUNDS
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
@@ -215,6 +217,16 @@ def perform_grid(app: AppContext, view: ExperimentView) -> None:
     run_grid_cli(app, view, llm=llm, seed=seed, world=changes, as_json=False)
 
 
+def perform_network(app: AppContext, view: ExperimentView) -> None:
+    """One network run, its rounds offered with the experiment's value."""
+    net = view.experiment.network
+    choices = [(llm.key, llm.key) for llm in view.experiment.llms]
+    llm = ask.select("Model", choices) if len(choices) > 1 else choices[0][1]
+    rounds = ask.ask_int("Rounds after round 0", 1, MAX_ROUNDS, net.rounds)
+    seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, None, optional=True)
+    run_network_cli(app, view, llm=llm, seed=seed, settings={"rounds": rounds}, as_json=False)
+
+
 ENTRIES: list[MenuEntry] = [
     MenuEntry("Show", show),
     MenuEntry("Duplicate and update", duplicate),
@@ -235,6 +247,21 @@ GRID_ENTRIES: list[MenuEntry] = [  # a grid experiment: no roles to draft, runs 
     MenuEntry("Conversations", browse),
 ]
 
+NETWORK_ENTRIES: list[MenuEntry] = [  # an opinion network: sweeps and reports come later
+    MenuEntry("Show", show),
+    MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
+    MenuEntry("Export to YAML", export),
+    MenuEntry("Delete", delete, owner_only=True),
+    MenuEntry("Perform a network run", perform_network),
+    MenuEntry("Conversations", browse),
+]
+
+
+def entries_for(view: ExperimentView) -> list[MenuEntry]:
+    if view.is_grid:
+        return GRID_ENTRIES
+    return NETWORK_ENTRIES if view.is_network else ENTRIES
+
 
 def run_experiment_menu(app: AppContext, experiment_id: str) -> None:
     """Loop until Back (or Ctrl-C at this menu); Ctrl-C inside an entry returns here."""
@@ -243,9 +270,7 @@ def run_experiment_menu(app: AppContext, experiment_id: str) -> None:
         star = " ★" if view.experiment.favourite else ""
         mine = view.owner == app.user
         choices: list[tuple[str, MenuEntry | str]] = [
-            (e.label_for(mine), e)
-            for e in (GRID_ENTRIES if view.is_grid else ENTRIES)
-            if mine or not e.owner_only
+            (e.label_for(mine), e) for e in entries_for(view) if mine or not e.owner_only
         ]
         choices.append(("Back", BACK))
         try:

@@ -10,6 +10,7 @@ from simulator.domain.clock import now
 from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import GRID_FIELDS, GridExperiment, is_grid
 from simulator.domain.ids import content_hash, new_id
+from simulator.domain.network_experiment import NETWORK_FIELDS, NetworkExperiment, is_network
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
@@ -19,12 +20,17 @@ SCHEMA_VERSION = 1
 SPEC_FIELDS = ("starting_message", "llms", "roles", "shared_sections", "summarizer_sections")
 
 
-AnyExperiment = Experiment | GridExperiment
+AnyExperiment = Experiment | GridExperiment | NetworkExperiment
 
 
 def spec_of(experiment: AnyExperiment) -> dict:
     """What is stored under `spec`: everything that shapes a run (not name, note, favourite)."""
-    fields = GRID_FIELDS if isinstance(experiment, GridExperiment) else SPEC_FIELDS
+    if isinstance(experiment, GridExperiment):
+        fields = GRID_FIELDS
+    elif isinstance(experiment, NetworkExperiment):
+        fields = NETWORK_FIELDS
+    else:
+        fields = SPEC_FIELDS
     return experiment.model_dump(mode="json", include=set(fields))
 
 
@@ -32,7 +38,7 @@ def experiment_version(experiment: AnyExperiment) -> str:
     """Hash of everything that shapes a conversation (not name, note or favourite); a grid
     experiment's hash covers its kind too, so no chat experiment can share it."""
     spec = spec_of(experiment)
-    if isinstance(experiment, GridExperiment):
+    if isinstance(experiment, GridExperiment | NetworkExperiment):
         return content_hash({"kind": experiment.kind, **spec})
     return content_hash(spec)
 
@@ -73,7 +79,8 @@ class ExperimentsRepository:
     ) -> dict:
         moment = now()
         spec = spec_of(experiment)
-        kind = {"kind": experiment.kind} if isinstance(experiment, GridExperiment) else {}
+        worlds = GridExperiment | NetworkExperiment
+        kind = {"kind": experiment.kind} if isinstance(experiment, worlds) else {}
         for _ in range(8):
             doc = {
                 "_id": new_id("exp"),
@@ -155,4 +162,6 @@ def to_model(doc: dict, favourite: bool = False) -> AnyExperiment:
     data = {"name": doc["name"], "note": doc.get("note", ""), "favourite": favourite, **doc["spec"]}
     if is_grid(doc):
         return GridExperiment.from_stored({"kind": doc["kind"], **data})
+    if is_network(doc):
+        return NetworkExperiment.from_stored({"kind": doc["kind"], **data})
     return Experiment.from_stored(data)

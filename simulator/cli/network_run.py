@@ -1,0 +1,118 @@
+"""`llm-sim run` of an opinion-network experiment: its flags, header, round lines and result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import click
+
+from simulator.cli.context import AppContext
+from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.live import pull_progress
+from simulator.domain.network_experiment import NetworkSpec
+from simulator.engine import events as ev
+from simulator.engine.conversation import llm_name
+from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
+from simulator.services import network_runs
+from simulator.services.conversations import RunOutcome
+from simulator.services.experiments import ExperimentView
+
+
+def network_options(command: Callable) -> Callable:
+    """The flags of a network run; each overrides the experiment's value."""
+    for name, text in reversed(
+        (
+            ("--rounds", "Network: rounds after round 0 (default: the experiment's)."),
+            ("--scenario", "Network: a shipped scenario's name or a YAML file."),
+            ("--agents-table", "Network: the agents CSV ('synthetic': the shipped table)."),
+        )
+    ):
+        kind = click.IntRange(min=1) if name == "--rounds" else str
+        command = click.option(name, type=kind, help=text)(command)
+    return command
+
+
+def refuse_flags(given: dict[str, object], kind: str, fix: str) -> None:
+    """Flags of another kind would be silently ignored: refuse them instead."""
+    named = [flag for flag, value in given.items() if value not in (None, (), False)]
+    if named:
+        raise UserError(
+            f"{', '.join(named)} do not apply to {kind}",
+            field=named[0],
+            fix=fix,
+        )
+
+
+def print_header(app: AppContext, spec: NetworkSpec) -> None:
+    """What will run, including every value the tool chose because nobody said."""
+    n, graph = len(spec.agents), spec.settings.graph
+    snapshots = f", {len(spec.snapshots)} snapshots" if len(spec.snapshots) > 1 else ""
+    lines = [
+        f"network: {n} agents, graph {graph.get('type')}{snapshots}, scenario "
+        f"{spec.scenario.name!r}, round 0 from the table then {spec.rounds} rounds "
+        f"({spec.calls:,} calls when every answer parses; up to 3 tries each)",
+        f"model: {llm_name(spec.llm)}",
+        *(f"default: {note}" for note in spec.defaults_applied),
+    ]
+    for line in lines:
+        app.err.print(line, markup=False, highlight=False)
+
+
+def round_printer(app: AppContext, quiet: bool) -> Callable[[ev.Event], None]:
+    """One line per stored round: mean opinion, share Yes and the fallbacks."""
+
+    def on_event(event: ev.Event) -> None:
+        if quiet or not isinstance(event, ev.NetworkRoundStored):
+            return
+        rows = event.rows
+        mean = sum(r["opinion"] for r in rows) / len(rows)
+        yes = sum(r["decision"] == "Yes" for r in rows) / len(rows)
+        kept = sum(bool(r["answer_fallback"]) for r in rows)
+        app.err.print(
+            f"round {event.round}: mean opinion {mean:.2f}, Yes {yes:.0%}"
+            + (f", {kept} answers kept from the round before (no reply parsed)" if kept else ""),
+            markup=False,
+            highlight=False,
+        )
+
+    return on_event
+
+
+def run_network_cli(
+    app: AppContext,
+    view: ExperimentView,
+    *,
+    llm: str | None,
+    seed: int | None,
+    settings: dict,
+    as_json: bool,
+) -> RunOutcome:
+    """Resolve the spec, preflight the model, store the run, run it."""
+    spec = network_runs.build_spec(view, llm=llm, seed=seed, settings=settings)
+    llms = LLMAccess(on_pull_progress=None if as_json else pull_progress(app.err))
+    on_event = round_printer(app, as_json)
+
+    async def go(stop: asyncio.Event) -> RunOutcome:
+        try:
+            await network_runs.preflight(spec, llms)
+            doc = network_runs.create(app.store, view, spec, app.user)
+            return await network_runs.run(app.store, doc["_id"], llms, on_event, stop)
+        finally:
+            await llms.aclose()
+
+    if not as_json:
+        print_header(app, spec)
+    outcome = run_until_stopped(go, app.err)
+    if as_json:
+        app.print_json(
+            {
+                "conversation_id": outcome.conversation_id,
+                "kind": "network",
+                "status": outcome.status,
+                "error": outcome.error,
+                "counters": outcome.counters,
+            }
+        )
+    return outcome

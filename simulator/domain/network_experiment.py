@@ -1,0 +1,137 @@
+"""An opinion-network experiment (`kind: network`, LLM-SAM) and one run's fixed choices. Pure data.
+
+The experiment names its parts (a graph spec, an agents table, a scenario, the rounds); a run
+(`NetworkSpec`) holds them resolved: the table's rows, the scenario's texts and every
+snapshot's edges, so a stored run replays the same prompts after the files change or vanish.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
+from simulator.domain.limits import MAX_SEED
+from simulator.domain.network.agents_table import AgentRow
+from simulator.domain.network.graphs import parse_graph_spec
+from simulator.domain.network.scenario import MAX_ROUNDS, Scenario
+
+NETWORK_KIND = "network"
+NETWORK_FIELDS = ("llms", "network")  # what a stored network experiment keeps under `spec`
+SYNTHETIC_TABLE = "synthetic"  # the shipped table, prompts/network/agents_synthetic.csv
+ANSWER_PURPOSES = ("opinion", "opinion_retry_2", "opinion_retry_3")  # one per attempt
+
+
+class NetworkSettings(BaseModel):
+    """What a sweep may vary and a run fixes: the graph, the agents, the story, the rounds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    graph: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "barabasi_albert", "n": 50, "m": 5, "seed": 1}
+    )
+    agents: str = Field(default=SYNTHETIC_TABLE, min_length=1, max_length=1000)
+    scenario: str = Field(default="costly_purchase", min_length=1, max_length=1000)
+    rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
+
+    @field_validator("graph")
+    @classmethod
+    def _graph(cls, value: dict[str, Any]) -> dict[str, Any]:
+        parse_graph_spec(value, "network.graph")  # a UserError names the field and the fix
+        return value
+
+
+class NetworkExperiment(BaseModel):
+    """Agents with a survey participant's coefficients deciding on a social network."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["network"] = NETWORK_KIND
+    name: Name = Field(min_length=1, max_length=120)
+    note: str = Field(default="", max_length=2000)
+    favourite: bool = False
+    llms: list[LLMChoice] = Field(min_length=1)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
+
+    @model_validator(mode="after")
+    def _unique_llms(self) -> NetworkExperiment:
+        reject_duplicates([llm.key for llm in self.llms], "LLM entries")
+        return self
+
+    @classmethod
+    def from_stored(cls, data: dict) -> NetworkExperiment:
+        return cls.model_validate(data)
+
+
+class AgentRecord(BaseModel):
+    """One row of the agents table as a run stores it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    a: float
+    tau: float
+    f: float
+    lam: float
+    opinion: float
+    action: int
+    text: str
+
+    @classmethod
+    def of(cls, row: AgentRow) -> AgentRecord:
+        return cls(
+            name=row.name,
+            a=row.a,
+            tau=row.tau,
+            f=row.f,
+            lam=row.lam,
+            opinion=row.opinion,
+            action=row.action,
+            text=row.text,
+        )
+
+    def row(self) -> AgentRow:
+        return AgentRow(**self.model_dump())
+
+
+class NetworkSpec(BaseModel):
+    """One network run with everything resolved; stored whole on its run document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["network"] = NETWORK_KIND
+    settings: NetworkSettings
+    agents: list[AgentRecord] = Field(min_length=1)
+    scenario: Scenario
+    snapshots: list[list[tuple[int, int]]] = Field(min_length=1)  # edges, self-loops included
+    llm: LLMChoice
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    defaults_applied: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _edges_name_agents(self) -> NetworkSpec:
+        n = len(self.agents)
+        for t, edges in enumerate(self.snapshots):
+            for u, v in edges:
+                if not (0 <= u < n and 0 <= v < n):
+                    raise ValueError(f"snapshot {t} has edge ({u}, {v}) outside 0..{n - 1}")
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return [agent.name for agent in self.agents]
+
+    @property
+    def rounds(self) -> int:
+        return self.settings.rounds
+
+    @property
+    def calls(self) -> int:
+        """LLM calls when every answer parses at the first try: one per agent per round."""
+        return len(self.agents) * self.rounds
+
+
+def is_network(data: dict | None) -> bool:
+    """Whether a stored experiment, spec or run document is an opinion-network one."""
+    return bool(data) and data.get("kind") == NETWORK_KIND

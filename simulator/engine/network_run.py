@@ -1,0 +1,206 @@
+"""The opinion network (LLM-SAM) as a world of the step loop: every agent answers each round.
+
+Round 0 is the agents table's answer, stored without a call. In round t >= 1 every agent is
+asked at once (engine/step_calls.py) with its friends' answers of round t-1; a reply that does
+not parse is asked again with a new seed, up to three attempts, and when none parses the
+agent keeps its previous answer: stored as `answer_fallback` and counted (`answer_fallbacks`),
+never silently. A round's rows are stored when the round is complete; the calls are in the
+ledger as they happen, so a killed run resumes from its last complete round and replays the
+calls of the interrupted round that were already answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from simulator.domain.network.answers import MAX_ATTEMPTS, Answer, parse_answer, round_zero
+from simulator.domain.network.graphs import graph_for_round
+from simulator.domain.network_experiment import ANSWER_PURPOSES, NetworkSpec
+from simulator.domain.params import GenerationParams
+from simulator.engine import events as ev
+from simulator.engine.recorder import StoreRecorder
+from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
+from simulator.engine.step_loop import StepRun, run_world
+from simulator.llm.access import LLMAccess
+from simulator.prompting.network_prompt import network_messages
+
+ANSWER_FALLBACKS = "answer_fallbacks"  # counter: agents whose replies never parsed in a round
+COLLECTION = "network_rounds"
+
+
+@dataclass
+class NetworkRun:
+    """Everything one network run needs; the store and the backends arrive from outside."""
+
+    run_id: str
+    spec: NetworkSpec
+    llms: LLMAccess
+    recorder: StoreRecorder
+    on_event: Callable[[ev.Event], None] = lambda event: None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def run_network(run: NetworkRun) -> str:
+    """Run (or resume) a network run to the end; return its final status."""
+    loop = StepRun(run.run_id, run.recorder, run.on_event, run.stop)
+    return await run_world(loop, OpinionNetwork(run))
+
+
+def graphs_of(spec: NetworkSpec) -> list[nx.Graph]:
+    """The stored snapshots as graphs on the agents' indexes."""
+    graphs = []
+    for edges in spec.snapshots:
+        graph = nx.Graph()
+        graph.add_nodes_from(range(len(spec.agents)))
+        graph.add_edges_from(edges)
+        graphs.append(graph)
+    return graphs
+
+
+def stored_history(spec: NetworkSpec, rows: list[dict]) -> tuple[list[list[Answer]], set[str]]:
+    """The answers of every complete stored round from round 0 on, and the ids already stored
+    of the round after them (a kill between two inserts of one round leaves some)."""
+    by_round: dict[int, list[dict]] = {}
+    for row in rows:
+        by_round.setdefault(row["round"], []).append(row)
+    history: list[list[Answer]] = []
+    n = len(spec.agents)
+    while len(by_round.get(len(history), [])) == n:
+        done = sorted(by_round[len(history)], key=lambda r: r["agent_index"])
+        history.append([_answer(r) for r in done])
+    return history, {r["_id"] for r in by_round.get(len(history), [])}
+
+
+def _answer(row: dict) -> Answer:
+    return Answer(row["thought"], row["opinion"], row["decision"] == "Yes")
+
+
+class OpinionNetwork:
+    """The world's rules: who hears whom is the round's graph; everyone answers each round."""
+
+    def __init__(self, run: NetworkRun):
+        self.run_ = run
+        self.spec = run.spec
+        self.names = run.spec.names
+        self.agents = [record.row() for record in run.spec.agents]
+        self.graphs = graphs_of(run.spec)
+        self.history: list[list[Answer]] = []
+        self.partial: set[str] = set()
+        self.calls = ActorCalls(run.recorder, run.llms)
+
+    async def prepare(self) -> None:
+        run, recorder = self.run_, self.run_.recorder
+        recorder.counters.setdefault(ANSWER_FALLBACKS, 0)
+        recorder.counters.setdefault(REPLAYED, 0)
+        calls = recorder.load_calls()
+        rows = recorder.store.network_rounds.for_run(run.run_id)
+        self.history, self.partial = stored_history(self.spec, rows)
+        for row in rows:
+            if row["round"] < len(self.history):
+                recorder.counters["messages"] += 1
+                recorder.counters[ANSWER_FALLBACKS] += int(bool(row.get("answer_fallback")))
+        self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
+        run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history)))
+
+    async def advance(self) -> bool:
+        return len(self.history) <= self.spec.rounds
+
+    async def step(self) -> None:
+        t = len(self.history)
+        if t == 0:
+            answers = [round_zero(agent) for agent in self.agents]
+            rows = [self._row(0, i, a, [], [], False) for i, a in enumerate(answers)]
+        else:
+            answers, rows = await self._round(t)
+        recorder = self.run_.recorder
+        await recorder.record_step_rows(rows, self.partial, COLLECTION)
+        self.partial = set()  # record_step_rows counted the rows as messages
+        recorder.counters[ANSWER_FALLBACKS] += sum(bool(r["answer_fallback"]) for r in rows)
+        self.history.append(answers)
+        self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
+
+    async def _round(self, t: int) -> tuple[list[Answer], list[dict]]:
+        graph = graph_for_round(self.graphs, t)
+        previous = self.history[-1]
+        friends = [sorted(graph.adj[i]) for i in range(len(self.agents))]
+        prompts = [
+            network_messages(
+                self.spec.scenario,
+                agent,
+                i,
+                t,
+                [answers[i] for answers in self.history],
+                [(self.names[j], previous[j]) for j in friends[i]],
+            )
+            for i, agent in enumerate(self.agents)
+        ]
+        replies: list[list[str]] = [[] for _ in self.agents]
+        answers: dict[int, Answer] = {}
+        pending = list(range(len(self.agents)))
+        for attempt in range(MAX_ATTEMPTS):
+            calls = [self._call(t, i, attempt, prompts[i]) for i in pending]
+            for i, reply in zip(pending, await self.calls.run(calls), strict=True):
+                replies[i].append(reply.text)
+                parsed = parse_answer(reply.text)
+                if parsed is not None:
+                    answers[i] = parsed
+            pending = [i for i in pending if i not in answers]
+            if not pending:
+                break
+        final = [answers.get(i, previous[i]) for i in range(len(self.agents))]
+        rows = [
+            self._row(t, i, final[i], [self.names[j] for j in friends[i]], replies[i], i in pending)
+            for i in range(len(self.agents))
+        ]
+        return final, rows
+
+    def _call(self, t: int, i: int, attempt: int, messages: list[dict]) -> ActorCall:
+        purpose = ANSWER_PURPOSES[attempt]
+        return ActorCall(
+            purpose,
+            t,
+            i,
+            self.names[i],
+            self.spec.llm,
+            messages,
+            self._params(t, i, attempt),
+            f"{self.names[i]}'s answer in round {t} (attempt {attempt + 1})",
+        )
+
+    def _params(self, t: int, i: int, attempt: int) -> GenerationParams:
+        """The run's seed, offset per call (round, agent, attempt): a retry has a new seed."""
+        params = self.spec.llm.params
+        if self.spec.seed is None:
+            return params
+        offset = ((t - 1) * len(self.agents) + i) * MAX_ATTEMPTS + attempt
+        return params.merge(GenerationParams(seed=(self.spec.seed + offset) % 2**32))
+
+    def _row(
+        self,
+        t: int,
+        i: int,
+        answer: Answer,
+        friends: list[str],
+        replies: list[str],
+        fallback: bool,
+    ) -> dict:
+        return {
+            "conversation_id": self.run_.run_id,
+            "round": t,
+            "agent": self.names[i],
+            "agent_index": i,
+            "opinion": answer.opinion,
+            "decision": "Yes" if answer.decision else "No",
+            "thought": answer.thought,
+            "friends": friends,
+            "replies": replies,
+            "attempts": len(replies),
+            "answer_fallback": fallback,
+        }
+
+    def done_fields(self) -> dict:
+        return {}

@@ -1,0 +1,141 @@
+"""Opinion-network run operations shared by `llm-sim run` and the tests: spec, create, run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from simulator.domain.network.agents_table import read_agents
+from simulator.domain.network.graphs import build_graphs
+from simulator.domain.network.scenario import SCENARIOS_DIR, load_scenario
+from simulator.domain.network_experiment import (
+    SYNTHETIC_TABLE,
+    AgentRecord,
+    NetworkExperiment,
+    NetworkSettings,
+    NetworkSpec,
+)
+from simulator.domain.yaml_io import validation_to_user_error
+from simulator.engine import events as ev
+from simulator.engine.conversation import llm_name
+from simulator.engine.network_run import NetworkRun, run_network
+from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
+from simulator.llm.base import FatalBackendError
+from simulator.services.conversations import (
+    RunOutcome,
+    choose_llm,
+    experiment_snapshot,
+    recorder_for,
+)
+from simulator.services.experiments import ExperimentView
+from simulator.store.store import Store
+
+SYNTHETIC_PATH = SCENARIOS_DIR / "agents_synthetic.csv"
+
+
+def build_spec(
+    view: ExperimentView,
+    *,
+    llm: str | None = None,
+    seed: int | None = None,
+    settings: dict | None = None,
+    base_dir: Path | None = None,
+) -> NetworkSpec:
+    """The experiment's settings with `settings` over them, resolved: the table's rows, the
+    scenario's texts and the graph's edges. Every default that decides what runs is noted."""
+    experiment = view.experiment
+    assert isinstance(experiment, NetworkExperiment)
+    notes: list[str] = []
+    choice = choose_llm(experiment, llm, "--llm", notes)  # type: ignore[arg-type]
+    if llm is None:
+        notes.append(f"model: {llm_name(choice)} (not given; the experiment's first LLM)")
+    overrides = {k: v for k, v in (settings or {}).items() if v is not None}
+    try:
+        chosen = NetworkSettings.model_validate(
+            {**experiment.network.model_dump(mode="json"), **overrides}
+        )
+    except ValidationError as exc:
+        raise validation_to_user_error(exc, "network", source=None, marks={}) from None
+    graphs = build_graphs(chosen.graph, base_dir)
+    n = graphs[0].number_of_nodes()
+    rows = read_agents(SYNTHETIC_PATH if chosen.agents == SYNTHETIC_TABLE else chosen.agents)
+    if len(rows) < n:
+        raise UserError(
+            f"the agents table has {len(rows)} rows and the graph {n} nodes",
+            field="network.agents",
+            fix="give a table with a row per node, or a smaller graph",
+        )
+    if len(rows) > n:
+        notes.append(f"agents: the table's first {n} of {len(rows)} rows (one per graph node)")
+    if seed is None:
+        notes.append("seed: none (sampling is not reproducible)")
+    snapshots = [sorted((min(u, v), max(u, v)) for u, v in g.edges()) for g in graphs]
+    return NetworkSpec(
+        settings=chosen,
+        agents=[AgentRecord.of(row) for row in rows[:n]],
+        scenario=load_scenario(chosen.scenario),
+        snapshots=snapshots,
+        llm=choice,
+        seed=seed,
+        defaults_applied=notes,
+    )
+
+
+def run_document(view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
+    """The fields of a stored network run (the store adds id, status, counters and times)."""
+    return {
+        "kind": "network",
+        "experiment_id": view.id,
+        "experiment_version": view.version,
+        "owner": user,
+        "spec": spec.model_dump(mode="json"),
+        "experiment": view.experiment.model_dump(mode="json"),
+        "agents": [
+            {"name": name, "index": i, "model": spec.llm.model, "llm_label": spec.llm.key}
+            for i, name in enumerate(spec.names)
+        ],
+    }
+
+
+def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
+    """Store a pending network run holding the resolved spec and the experiment's snapshot."""
+    store.users.ensure(user)
+    return store.conversations.create(run_document(view, spec, user))
+
+
+async def preflight(spec: NetworkSpec, llms: LLMAccess) -> None:
+    """Check the model before anything is written; a failure is a UserError (exit 2)."""
+    try:
+        await llms.preflight([spec.llm])
+    except FatalBackendError as exc:
+        raise UserError(str(exc)) from None
+
+
+async def run(
+    store: Store,
+    run_id: str,
+    llms: LLMAccess,
+    on_event: Callable[[ev.Event], None] = lambda e: None,
+    stop: asyncio.Event | None = None,
+    on_call: Callable[[dict], None] | None = None,
+    lease_owner: str | None = None,
+    doc: dict | None = None,
+) -> RunOutcome:
+    """Run or resume one stored network run."""
+    doc = doc or store.conversations.get(run_id)
+    NetworkExperiment.from_stored(experiment_snapshot(store, doc))  # a run of this kind
+    recorder = recorder_for(store, doc, on_call, lease_owner)
+    network_run = NetworkRun(
+        run_id,
+        NetworkSpec.model_validate(doc["spec"]),
+        llms,
+        recorder,
+        on_event,
+        stop or asyncio.Event(),
+    )
+    status = await run_network(network_run)
+    return RunOutcome(run_id, status, recorder.error, dict(recorder.counters))

@@ -1,0 +1,75 @@
+"""`llm-sim run` of the shipped network experiment as a user starts it: header, round lines,
+the stored rows, and a flag of another kind refused with exit 2 and nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simulator.store.store import open_store_uri
+from simulator.testing import StubLLMServer
+
+REPO = Path(__file__).resolve().parents[2]
+NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"
+
+
+def always_six(body: dict) -> str:
+    return 'Fine. {"Thought": "good value", "Opinion": 6, "Decision": "Yes"}'
+
+
+@pytest.fixture
+def stub():
+    with StubLLMServer(models=["stub"], latency_s=0.01) as server:
+        server.reply_fn = always_six
+        yield server
+
+
+def llm_sim(db: Path, stub, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "SIM_DB": str(db),
+        "SIM_USER": "alice",
+        "OPENAI_BASE_URL": stub.openai_base_url,
+        "PYTHONPATH": str(REPO),
+    }
+    return subprocess.run(
+        [sys.executable, str(REPO / "main.py"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_run_of_the_shipped_network_experiment(tmp_path, stub):
+    db = tmp_path / "db"
+    imported = llm_sim(db, stub, "experiment", "import", str(NETWORK_YAML), "--json")
+    assert imported.returncode == 0, imported.stderr
+    exp_id = json.loads(imported.stdout)["id"]
+
+    refused = llm_sim(db, stub, "run", exp_id, "--llm", "openai:stub", "--radius", "3")
+    assert refused.returncode == 2
+    assert "--radius" in refused.stderr and "opinion-network" in refused.stderr
+
+    done = llm_sim(db, stub, "run", exp_id, "--llm", "openai:stub", "--rounds", "2")
+    assert done.returncode == 0, done.stderr
+    assert "network: 50 agents, graph barabasi_albert" in done.stderr
+    assert "default: seed: none (sampling is not reproducible)" in done.stderr
+    assert "round 2: mean opinion 6.00, Yes 100%" in done.stderr
+
+    store = open_store_uri(str(db))
+    try:
+        rows_by_run = {
+            run_id: store.network_rounds.for_run(run_id)
+            for run_id in store.conversations.ids(exp_id)
+        }
+    finally:
+        store.close()
+    assert len(rows_by_run) == 1  # the refused run wrote nothing
+    (rows,) = rows_by_run.values()
+    assert len(rows) == 150 and {r["opinion"] for r in rows if r["round"] > 0} == {6}

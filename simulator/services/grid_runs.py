@@ -14,7 +14,7 @@ from simulator.engine.conversation import llm_name
 from simulator.engine.grid_run import GridRun, run_grid
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.llm.base import FatalBackendError
+from simulator.services import world_runs
 from simulator.services.conversations import (
     RunOutcome,
     choose_llm,
@@ -69,33 +69,18 @@ def run_document(
     view: ExperimentView, spec: GridSpec, user: str, extra: dict | None = None
 ) -> dict:
     """The fields of a stored grid run (the store adds id, status, counters and times)."""
-    return {
-        "kind": "grid",
-        "experiment_id": view.id,
-        "experiment_version": view.version,
-        "owner": user,
-        "spec": spec.model_dump(mode="json"),
-        "experiment": view.experiment.model_dump(mode="json"),
-        "agents": [
-            {"name": name, "index": i, "model": spec.llm.model, "llm_label": spec.llm.key}
-            for i, name in enumerate(spec.names)
-        ],
-        **(extra or {}),
-    }
+    dumped = spec.model_dump(mode="json")
+    return world_runs.run_document("grid", view, dumped, spec.names, spec.llm, user, extra)
 
 
 def create(store: Store, view: ExperimentView, spec: GridSpec, user: str) -> dict:
     """Store a pending grid run holding the spec and a snapshot of the experiment."""
-    store.users.ensure(user)
-    return store.conversations.create(run_document(view, spec, user))
+    return world_runs.create(store, run_document(view, spec, user), user)
 
 
 async def preflight(spec: GridSpec, llms: LLMAccess) -> None:
     """Check the model before anything is written; a failure is a UserError (exit 2)."""
-    try:
-        await llms.preflight([spec.llm])
-    except FatalBackendError as exc:
-        raise UserError(str(exc)) from None
+    await world_runs.preflight(spec.llm, llms)
 
 
 async def run(

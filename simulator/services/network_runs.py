@@ -24,7 +24,7 @@ from simulator.engine.conversation import llm_name
 from simulator.engine.network_run import NetworkRun, run_network
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.llm.base import FatalBackendError
+from simulator.services import world_runs
 from simulator.services.conversations import (
     RunOutcome,
     choose_llm,
@@ -87,32 +87,18 @@ def build_spec(
 
 def run_document(view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
     """The fields of a stored network run (the store adds id, status, counters and times)."""
-    return {
-        "kind": "network",
-        "experiment_id": view.id,
-        "experiment_version": view.version,
-        "owner": user,
-        "spec": spec.model_dump(mode="json"),
-        "experiment": view.experiment.model_dump(mode="json"),
-        "agents": [
-            {"name": name, "index": i, "model": spec.llm.model, "llm_label": spec.llm.key}
-            for i, name in enumerate(spec.names)
-        ],
-    }
+    dumped = spec.model_dump(mode="json")
+    return world_runs.run_document("network", view, dumped, spec.names, spec.llm, user)
 
 
 def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
     """Store a pending network run holding the resolved spec and the experiment's snapshot."""
-    store.users.ensure(user)
-    return store.conversations.create(run_document(view, spec, user))
+    return world_runs.create(store, run_document(view, spec, user), user)
 
 
 async def preflight(spec: NetworkSpec, llms: LLMAccess) -> None:
     """Check the model before anything is written; a failure is a UserError (exit 2)."""
-    try:
-        await llms.preflight([spec.llm])
-    except FatalBackendError as exc:
-        raise UserError(str(exc)) from None
+    await world_runs.preflight(spec.llm, llms)
 
 
 async def run(

@@ -11,6 +11,7 @@ from simulator.cli.context import AppContext
 from simulator.cli.grid_live import GridLiveView
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import pull_progress
+from simulator.cli.run_result import print_run_json
 from simulator.domain.grid_experiment import GridSpec
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
@@ -117,13 +118,5 @@ def run_grid_cli(
         print_header(app, spec)
     outcome = run_until_stopped(go, app.err)
     if as_json:
-        app.print_json(
-            {
-                "conversation_id": outcome.conversation_id,
-                "kind": "grid",
-                "status": outcome.status,
-                "error": outcome.error,
-                "counters": outcome.counters,
-            }
-        )
+        print_run_json(app, outcome, "grid")
     return outcome

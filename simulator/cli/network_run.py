@@ -10,6 +10,7 @@ import click
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import pull_progress
+from simulator.cli.run_result import print_run_json
 from simulator.domain.network_experiment import NetworkSpec
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
@@ -106,13 +107,5 @@ def run_network_cli(
         print_header(app, spec)
     outcome = run_until_stopped(go, app.err)
     if as_json:
-        app.print_json(
-            {
-                "conversation_id": outcome.conversation_id,
-                "kind": "network",
-                "status": outcome.status,
-                "error": outcome.error,
-                "counters": outcome.counters,
-            }
-        )
+        print_run_json(app, outcome, "network")
     return outcome

@@ -1,0 +1,18 @@
+"""The `--json` result of a world run (grid, network): the same fields for every kind."""
+
+from __future__ import annotations
+
+from simulator.cli.context import AppContext
+from simulator.services.conversations import RunOutcome
+
+
+def print_run_json(app: AppContext, outcome: RunOutcome, kind: str) -> None:
+    app.print_json(
+        {
+            "conversation_id": outcome.conversation_id,
+            "kind": kind,
+            "status": outcome.status,
+            "error": outcome.error,
+            "counters": outcome.counters,
+        }
+    )

@@ -10,12 +10,11 @@ import click
 from simulator.cli.context import AppContext
 from simulator.cli.grid_live import GridLiveView
 from simulator.cli.interrupts import run_until_stopped
-from simulator.cli.live import pull_progress
+from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.domain.grid_experiment import GridSpec
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
-from simulator.llm.access import LLMAccess
 from simulator.services import grid_runs
 from simulator.services.conversations import RunOutcome
 from simulator.services.experiments import ExperimentView
@@ -99,11 +98,12 @@ def run_grid_cli(
     seed: int | None,
     world: dict,
     as_json: bool,
+    pools: dict[str, int] | None = None,
 ) -> RunOutcome:
     """Preflight the model, store the run, run it live."""
     spec = grid_runs.build_spec(view, llm=llm, seed=seed, world=world)
     live = GridLiveView.for_output(app.console, as_json)
-    llms = LLMAccess(on_pull_progress=None if as_json else pull_progress(app.err))
+    llms = run_access(app.err, as_json, pools)
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:

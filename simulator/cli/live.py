@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.rule import Rule
 
 from simulator.engine import events as ev
+from simulator.llm.access import LLMAccess
+from simulator.llm.retry import PoolRegistry
 
 ROLE_COLOURS = (
     "cyan",
@@ -175,3 +177,12 @@ class _PullBar:
         if status not in self._tasks:
             self._tasks[status] = self._progress.add_task(status, total=total)
         self._progress.update(self._tasks[status], completed=completed or 0, total=total)
+
+
+def run_access(err: Console, as_json: bool, pools: dict[str, int] | None = None) -> LLMAccess:
+    """The model access of one `llm-sim run`: pull progress on stderr unless --json, and the
+    user's `--pool` sizes (the providers' defaults otherwise)."""
+    return LLMAccess(
+        pools=PoolRegistry(sizes=pools) if pools else None,
+        on_pull_progress=None if as_json else pull_progress(err),
+    )

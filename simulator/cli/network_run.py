@@ -9,13 +9,12 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
-from simulator.cli.live import pull_progress
+from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.domain.network_experiment import NetworkSpec
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
-from simulator.llm.access import LLMAccess
 from simulator.services import network_runs
 from simulator.services.conversations import RunOutcome
 from simulator.services.experiments import ExperimentView
@@ -89,10 +88,11 @@ def run_network_cli(
     seed: int | None,
     settings: dict,
     as_json: bool,
+    pools: dict[str, int] | None = None,
 ) -> RunOutcome:
     """Resolve the spec, preflight the model, store the run, run it."""
     spec = network_runs.build_spec(view, llm=llm, seed=seed, settings=settings)
-    llms = LLMAccess(on_pull_progress=None if as_json else pull_progress(app.err))
+    llms = run_access(app.err, as_json, pools)
     on_event = round_printer(app, as_json)
 
     async def go(stop: asyncio.Event) -> RunOutcome:

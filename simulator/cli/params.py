@@ -11,6 +11,7 @@ import math
 import click
 
 from simulator.domain.limits import MAX_SEED
+from simulator.errors import UserError
 
 MAX_CONCURRENCY = 4096
 MIN_LEASE_TTL_S = 2.0
@@ -49,3 +50,16 @@ class LeaseTTL(click.ParamType):
 
 
 LEASE_TTL = LeaseTTL()
+
+
+def pool_sizes(pools: tuple[str, ...]) -> dict[str, int]:
+    """`--pool ENDPOINT=N` values as {endpoint: N}; a malformed one is refused by name."""
+    sizes = {}
+    for pool in pools:
+        key, sep, size = pool.rpartition("=")
+        if not sep or not key or not size.isdigit() or int(size) < 1:
+            raise UserError(
+                f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32"
+            )
+        sizes[key] = int(size)
+    return sizes

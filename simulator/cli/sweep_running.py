@@ -10,9 +10,8 @@ import os
 from simulator.cli.commands.sweep_options import pools_header
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
-from simulator.cli.params import heartbeat_for
+from simulator.cli.params import heartbeat_for, pool_sizes
 from simulator.cli.sweep_progress import SweepDisplay, describe
-from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry
 from simulator.services import sweeps as service
@@ -32,14 +31,7 @@ def run_sweep(
     status. `verb` ("Running", "Resuming", "Working on", "Retrying") opens the header line."""
     action = {"Resuming": "resume", "Working on": "work on", "Retrying": "retry"}.get(verb, "run")
     service.require_owner(app.store, sweep_id, app.user, action)
-    sizes = {}
-    for pool in pools:
-        key, sep, size = pool.rpartition("=")
-        if not sep or not size.isdigit() or int(size) < 1:
-            raise UserError(
-                f"{pool!r} is not ENDPOINT=N", field="--pool", fix="write e.g. --pool openai=32"
-            )
-        sizes[key] = int(size)
+    sizes = pool_sizes(pools)
     if not as_json:
         app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
 

@@ -73,3 +73,18 @@ def test_run_of_the_shipped_network_experiment(tmp_path, stub):
     assert len(rows_by_run) == 1  # the refused run wrote nothing
     (rows,) = rows_by_run.values()
     assert len(rows) == 150 and {r["opinion"] for r in rows if r["round"] > 0} == {6}
+
+
+def test_pool_flag_caps_the_calls_in_flight_and_a_bad_one_is_refused(tmp_path, stub):
+    db = tmp_path / "db"
+    imported = llm_sim(db, stub, "experiment", "import", str(NETWORK_YAML), "--json")
+    exp_id = json.loads(imported.stdout)["id"]
+
+    bad = llm_sim(db, stub, "run", exp_id, "--llm", "openai:stub", "--pool", "openai")
+    assert bad.returncode == 2 and "--pool" in bad.stderr and "ENDPOINT=N" in bad.stderr
+
+    capped = llm_sim(
+        db, stub, "run", exp_id, "--llm", "openai:stub", "--rounds", "1", "--pool", "openai=3"
+    )
+    assert capped.returncode == 0, capped.stderr
+    assert stub.max_in_flight == 3  # 50 agents asked at once, 3 calls at a time

@@ -16,13 +16,12 @@ from simulator.cli.grid_run import (
     run_grid_cli,
 )
 from simulator.cli.interrupts import run_until_stopped
-from simulator.cli.live import LiveView, pull_progress
+from simulator.cli.live import LiveView, run_access
 from simulator.cli.network_run import network_options, refuse_flags, run_network_cli
-from simulator.cli.params import SEED
+from simulator.cli.params import SEED, pool_sizes
 from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
-from simulator.llm.access import LLMAccess
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.services.conversations import RunOutcome
@@ -34,10 +33,11 @@ def execute(
     spec: ConversationSpec,
     as_json: bool,
     manual_input=None,
+    pools: dict[str, int] | None = None,
 ) -> RunOutcome:
     """Preflight the models, store the conversation, run it live; shared with `demo`."""
     live = LiveView.for_output(app.console, as_json)
-    llms = LLMAccess(on_pull_progress=None if as_json else pull_progress(app.err))
+    llms = run_access(app.err, as_json, pools)
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
@@ -144,6 +144,14 @@ def counting_line(spec: ConversationSpec) -> str:
 )
 @grid_options
 @network_options
+@click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    metavar="ENDPOINT=N",
+    help="Concurrent calls per backend endpoint or provider, e.g. openai=64 (default: the "
+    "provider's pool size).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
 def run_cmd(
@@ -167,10 +175,12 @@ def run_cmd(
     rounds: int | None,
     scenario: str | None,
     agents_table: str | None,
+    pools: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Run one conversation of EXPERIMENT_ID (or one run of a grid experiment)."""
     view = exp_service.get(app.store, experiment_id, app.user)
+    sizes = pool_sizes(pools)
     chat_only = {
         "--messages": total_messages,
         "--llm-for": llm_for,
@@ -194,7 +204,9 @@ def run_cmd(
             "and --seed (the graph sets the number of agents)",
         )
         settings = {"rounds": rounds, "scenario": scenario, "agents": agents_table}
-        net = run_network_cli(app, view, llm=llm, seed=seed, settings=settings, as_json=as_json)
+        net = run_network_cli(
+            app, view, llm=llm, seed=seed, settings=settings, as_json=as_json, pools=sizes
+        )
         if net.status == "failed":
             raise SystemExit(1)
         return
@@ -203,7 +215,9 @@ def run_cmd(
         refuse_chat_flags(chat_only, speaker, days, message_counting, allow_repeat_speaker)
         world = {"agents": grid_agents(agents), "steps": steps, "radius": radius}
         world.update(width=width, height=height)
-        grid_outcome = run_grid_cli(app, view, llm=llm, seed=seed, world=world, as_json=as_json)
+        grid_outcome = run_grid_cli(
+            app, view, llm=llm, seed=seed, world=world, as_json=as_json, pools=sizes
+        )
         if grid_outcome.status == "failed":
             raise SystemExit(1)
         return
@@ -239,7 +253,7 @@ def run_cmd(
                 fix="run it in a terminal, or choose round_robin, random, role_alternating or auto",
             )
         manual = _terminal_picker()
-    outcome = execute(app, view, spec, as_json, manual)
+    outcome = execute(app, view, spec, as_json, manual, pools=sizes)
     if outcome.status == "failed":
         raise SystemExit(1)
 

@@ -31,7 +31,12 @@ def network_options(command: Callable) -> Callable:
     ):
         kind = click.IntRange(min=1) if name == "--rounds" else str
         command = click.option(name, type=kind, help=text)(command)
-    return command
+    return click.option(
+        "--theory",
+        is_flag=True,
+        help="Network: run the coevolution theory (no model) on the same graph, agents and "
+        "rounds: the LLM runs' twin in measures and the report.",
+    )(command)
 
 
 def refuse_flags(given: dict[str, object], kind: str, fix: str) -> None:
@@ -49,11 +54,21 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
     """What will run, including every value the tool chose because nobody said."""
     n, graph = len(spec.agents), spec.settings.graph
     snapshots = f", {len(spec.snapshots)} snapshots" if len(spec.snapshots) > 1 else ""
+    if spec.llm is None:
+        calls = "no model calls"
+        chosen = [
+            phrase
+            for phrase in spec.settings.theory.described(n, spec.rounds)
+            if f"theory: {phrase}" not in spec.defaults_applied  # those are printed below
+        ]
+        model = "none: the coevolution theory (Zino, Ye, Cao)" + "".join(f"; {p}" for p in chosen)
+    else:
+        calls = f"{spec.calls:,} calls when every answer parses; up to 3 tries each"
+        model = llm_name(spec.llm)
     lines = [
         f"network: {n} agents, graph {graph.get('type')}{snapshots}, scenario "
-        f"{spec.scenario.name!r}, round 0 from the table then {spec.rounds} rounds "
-        f"({spec.calls:,} calls when every answer parses; up to 3 tries each)",
-        f"model: {llm_name(spec.llm)}",
+        f"{spec.scenario.name!r}, round 0 from the table then {spec.rounds} rounds ({calls})",
+        f"model: {model}",
         *(f"default: {note}" for note in spec.defaults_applied),
     ]
     for line in lines:
@@ -89,9 +104,16 @@ def run_network_cli(
     settings: dict,
     as_json: bool,
     pools: dict[str, int] | None = None,
+    theory: bool = False,
 ) -> RunOutcome:
     """Resolve the spec, preflight the model, store the run, run it."""
-    spec = network_runs.build_spec(view, llm=llm, seed=seed, settings=settings)
+    if theory and pools:
+        raise UserError(
+            "--pool does not apply to a theory run: it calls no model",
+            field="--pool",
+            fix="leave --pool out, or --theory",
+        )
+    spec = network_runs.build_spec(view, llm=llm, seed=seed, settings=settings, theory=theory)
     llms = run_access(app.err, as_json, pools)
     on_event = round_printer(app, as_json)
 

@@ -14,7 +14,7 @@ from simulator.cli.live import role_colour
 from simulator.domain.clock import as_datetime
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import pieces, visible
-from simulator.domain.network_experiment import is_network
+from simulator.domain.network_experiment import THEORY, is_network
 
 
 def shown(text: str | None) -> str:
@@ -93,7 +93,8 @@ def _network_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
         "agents": f"{n} on a network",
         "messages": f"round {max(done - 1, 0)}/{rounds}",
         "days": "-",
-        "speaker": f"network {spec['settings']['graph'].get('type')}",
+        "speaker": f"network {spec['settings']['graph'].get('type')}"
+        + (" · theory" if spec.get("model") == THEORY else ""),
         "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
     }
 
@@ -225,7 +226,11 @@ def show_network_rounds(console: Console, data: dict) -> None:
     console.print(
         f"network: {len(spec['agents'])} agents, graph {spec['settings']['graph'].get('type')}, "
         f"scenario {escape(spec['scenario']['name'])}, {spec['settings']['rounds']} rounds; "
-        f"model {escape(spec['llm']['model'])}"
+        + (
+            "the coevolution theory (no model)"
+            if spec.get("llm") is None
+            else f"model {escape(spec['llm']['model'])}"
+        )
     )
     current = None
     for row in data.get("rounds", []):
@@ -234,11 +239,13 @@ def show_network_rounds(console: Console, data: dict) -> None:
             console.print(Rule(f"Round {current}" + (" (the agents table)" if not current else "")))
         flag = " [red](no reply parsed: previous answer kept)[/]" if row["answer_fallback"] else ""
         tries = f" [dim]{row['attempts']} tries[/]" if row["attempts"] > 1 else ""
+        exact = f" [dim](exactly {row['exact_opinion']:g})[/]" if "exact_opinion" in row else ""
         console.print(
-            f"[bold cyan]{shown(row['agent'])}[/] opinion {row['opinion']} {row['decision']}"
-            f"{flag}{tries}"
+            f"[bold cyan]{shown(row['agent'])}[/] opinion {row['opinion']}{exact} "
+            f"{row['decision']}{flag}{tries}"
         )
-        console.print(f"  [dim]{shown(row['thought'])}[/]")
+        if row["thought"]:
+            console.print(f"  [dim]{shown(row['thought'])}[/]")
 
 
 def _summary(console: Console, day: int, text: str) -> None:

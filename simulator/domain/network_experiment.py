@@ -7,7 +7,7 @@ snapshot's edges, so a stored run replays the same prompts after the files chang
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,6 +21,46 @@ NETWORK_KIND = "network"
 NETWORK_FIELDS = ("llms", "network")  # what a stored network experiment keeps under `spec`
 SYNTHETIC_TABLE = "synthetic"  # the shipped table, prompts/network/agents_synthetic.csv
 ANSWER_PURPOSES = ("opinion", "opinion_retry_2", "opinion_retry_3")  # one per attempt
+THEORY = "theory"  # a run of the coevolution theory instead of a model (`--theory`)
+
+
+class TheorySettings(BaseModel):
+    """The coevolution theory's own parameters (domain/network/theory.py); only a theory run
+    (`llm-sim run EXP --theory`) reads them. Each default is printed in that run's header."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    alpha: float = Field(default=0.0, ge=-1.0, le=1.0)  # Yes's advantage (a cost: below 0)
+    mu: float = Field(default=0.0, ge=0.0, le=1.0)  # weight of friends' actions in opinions
+    rationality: float | None = Field(default=None, ge=0.0, le=1e6)  # None: best response
+    updates_per_round: int | None = Field(default=None, ge=1, le=10_000_000)  # None: n
+    information: list[Annotated[float, Field(ge=-1.0, le=1.0)]] = Field(
+        default_factory=list, max_length=MAX_ROUNDS
+    )  # u(t) for rounds 1, 2, ...; empty: no outside information
+
+    def described(self, agents: int, rounds: int) -> list[str]:
+        """One phrase per parameter, in field order."""
+        per_round = self.updates_per_round or agents
+        info = (
+            "outside information u(t) " + ", ".join(f"{u:g}" for u in self.information)
+            if self.information
+            else "no outside information (network.theory.information not given)"
+        )
+        if self.information and len(self.information) < rounds:
+            info += f"; rounds after {len(self.information)} hear none"
+        if len(self.information) > rounds:
+            info += f"; the values after round {rounds} are not used"
+        rationality = (
+            "infinite (best response)" if self.rationality is None else f"{self.rationality:g}"
+        )
+        return [
+            f"alpha {self.alpha:g}",
+            f"mu {self.mu:g}",
+            f"rationality {rationality}",
+            f"{per_round:,} updates per round"
+            + ("" if self.updates_per_round else " (one per agent on average)"),
+            info,
+        ]
 
 
 class NetworkSettings(BaseModel):
@@ -34,6 +74,7 @@ class NetworkSettings(BaseModel):
     agents: str = Field(default=SYNTHETIC_TABLE, min_length=1, max_length=1000)
     scenario: str = Field(default="costly_purchase", min_length=1, max_length=1000)
     rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
+    theory: TheorySettings = Field(default_factory=TheorySettings)
 
     @field_validator("graph")
     @classmethod
@@ -105,12 +146,17 @@ class NetworkSpec(BaseModel):
     agents: list[AgentRecord] = Field(min_length=1)
     scenario: Scenario
     snapshots: list[list[tuple[int, int]]] = Field(min_length=1)  # edges, self-loops included
-    llm: LLMChoice
+    model: Literal["llm", "theory"] = "llm"  # who answers: the LLM, or the theory (no calls)
+    llm: LLMChoice | None = None
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     defaults_applied: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _edges_name_agents(self) -> NetworkSpec:
+        if (self.llm is None) != self.is_theory:
+            raise ValueError("an LLM run names its llm; a theory run has none")
+        if self.is_theory and self.seed is None:
+            raise ValueError("a theory run stores its seed, so it can be replayed")
         n = len(self.agents)
         for t, edges in enumerate(self.snapshots):
             for u, v in edges:
@@ -127,9 +173,14 @@ class NetworkSpec(BaseModel):
         return self.settings.rounds
 
     @property
+    def is_theory(self) -> bool:
+        return self.model == THEORY
+
+    @property
     def calls(self) -> int:
-        """LLM calls when every answer parses at the first try: one per agent per round."""
-        return len(self.agents) * self.rounds
+        """LLM calls when every answer parses at the first try: one per agent per round
+        (none for the theory)."""
+        return 0 if self.is_theory else len(self.agents) * self.rounds
 
 
 def is_network(data: dict | None) -> bool:

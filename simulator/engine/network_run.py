@@ -75,6 +75,32 @@ def stored_history(spec: NetworkSpec, rows: list[dict]) -> tuple[list[list[Answe
     return history, {r["_id"] for r in by_round.get(len(history), [])}
 
 
+def round_row(
+    run_id: str,
+    names: list[str],
+    t: int,
+    i: int,
+    answer: Answer,
+    friends: list[str],
+    replies: list[str],
+    fallback: bool,
+) -> dict:
+    """Agent i's stored answer of round t (the theory's rows have the same shape)."""
+    return {
+        "conversation_id": run_id,
+        "round": t,
+        "agent": names[i],
+        "agent_index": i,
+        "opinion": answer.opinion,
+        "decision": "Yes" if answer.decision else "No",
+        "thought": answer.thought,
+        "friends": friends,
+        "replies": replies,
+        "attempts": len(replies),
+        "answer_fallback": fallback,
+    }
+
+
 def _answer(row: dict) -> Answer:
     return Answer(row["thought"], row["opinion"], row["decision"] == "Yes")
 
@@ -113,7 +139,10 @@ class OpinionNetwork:
         t = len(self.history)
         if t == 0:
             answers = [round_zero(agent) for agent in self.agents]
-            rows = [self._row(0, i, a, [], [], False) for i, a in enumerate(answers)]
+            rows = [
+                round_row(self.run_.run_id, self.names, 0, i, a, [], [], False)
+                for i, a in enumerate(answers)
+            ]
         else:
             answers, rows = await self._round(t)
         recorder = self.run_.recorder
@@ -153,7 +182,16 @@ class OpinionNetwork:
                 break
         final = [answers.get(i, previous[i]) for i in range(len(self.agents))]
         rows = [
-            self._row(t, i, final[i], [self.names[j] for j in friends[i]], replies[i], i in pending)
+            round_row(
+                self.run_.run_id,
+                self.names,
+                t,
+                i,
+                final[i],
+                [self.names[j] for j in friends[i]],
+                replies[i],
+                i in pending,
+            )
             for i in range(len(self.agents))
         ]
         return final, rows
@@ -178,29 +216,6 @@ class OpinionNetwork:
             return params
         offset = ((t - 1) * len(self.agents) + i) * MAX_ATTEMPTS + attempt
         return params.merge(GenerationParams(seed=(self.spec.seed + offset) % 2**32))
-
-    def _row(
-        self,
-        t: int,
-        i: int,
-        answer: Answer,
-        friends: list[str],
-        replies: list[str],
-        fallback: bool,
-    ) -> dict:
-        return {
-            "conversation_id": self.run_.run_id,
-            "round": t,
-            "agent": self.names[i],
-            "agent_index": i,
-            "opinion": answer.opinion,
-            "decision": "Yes" if answer.decision else "No",
-            "thought": answer.thought,
-            "friends": friends,
-            "replies": replies,
-            "attempts": len(replies),
-            "answer_fallback": fallback,
-        }
 
     def done_fields(self) -> dict:
         return {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,15 +14,18 @@ from simulator.domain.network.graphs import build_graphs
 from simulator.domain.network.scenario import SCENARIOS_DIR, load_scenario
 from simulator.domain.network_experiment import (
     SYNTHETIC_TABLE,
+    THEORY,
     AgentRecord,
     NetworkExperiment,
     NetworkSettings,
     NetworkSpec,
+    TheorySettings,
 )
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
 from simulator.engine.network_run import NetworkRun, run_network
+from simulator.engine.theory_run import run_theory
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import world_runs
@@ -44,15 +48,24 @@ def build_spec(
     seed: int | None = None,
     settings: dict | None = None,
     base_dir: Path | None = None,
+    theory: bool = False,
 ) -> NetworkSpec:
     """The experiment's settings with `settings` over them, resolved: the table's rows, the
-    scenario's texts and the graph's edges. Every default that decides what runs is noted."""
+    scenario's texts and the graph's edges. Every default that decides what runs is noted.
+    `theory` makes it the coevolution theory's run (no model): it needs a seed to be replayed,
+    so without one it draws one, stores it and says so."""
     experiment = view.experiment
     assert isinstance(experiment, NetworkExperiment)
     notes: list[str] = []
-    choice = choose_llm(experiment, llm, "--llm", notes)  # type: ignore[arg-type]
-    if llm is None:
-        notes.append(f"model: {llm_name(choice)} (not given; the experiment's first LLM)")
+    choice = None
+    if theory and llm is not None:
+        raise UserError(
+            "a theory run has no model", field="--llm", fix="leave --llm out, or --theory"
+        )
+    if not theory:
+        choice = choose_llm(experiment, llm, "--llm", notes)  # type: ignore[arg-type]
+        if llm is None:
+            notes.append(f"model: {llm_name(choice)} (not given; the experiment's first LLM)")
     overrides = {k: v for k, v in (settings or {}).items() if v is not None}
     try:
         chosen = NetworkSettings.model_validate(
@@ -71,7 +84,12 @@ def build_spec(
         )
     if len(rows) > n:
         notes.append(f"agents: the table's first {n} of {len(rows)} rows (one per graph node)")
-    if seed is None:
+    if theory:
+        notes.extend(f"theory: {phrase}" for phrase in _theory_defaults(chosen, n))
+        if seed is None:
+            seed = secrets.randbelow(2**31)
+            notes.append(f"seed: none given; the theory drew {seed} (stored: the run replays)")
+    elif seed is None:
         notes.append("seed: none (sampling is not reproducible)")
     snapshots = [sorted((min(u, v), max(u, v)) for u, v in g.edges()) for g in graphs]
     return NetworkSpec(
@@ -79,10 +97,24 @@ def build_spec(
         agents=[AgentRecord.of(row) for row in rows[:n]],
         scenario=load_scenario(chosen.scenario),
         snapshots=snapshots,
+        model=THEORY if theory else "llm",
         llm=choice,
         seed=seed,
         defaults_applied=notes,
     )
+
+
+def _theory_defaults(chosen: NetworkSettings, agents: int) -> list[str]:
+    """The theory's parameters left at their defaults, as header phrases. (A stored experiment
+    keeps every field, so "left at its default" is "equal to it".)"""
+    theory, default = chosen.theory, TheorySettings()
+    return [
+        phrase
+        for name, phrase in zip(
+            TheorySettings.model_fields, theory.described(agents, chosen.rounds), strict=True
+        )
+        if getattr(theory, name) == getattr(default, name)
+    ]
 
 
 def run_document(view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
@@ -97,8 +129,10 @@ def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str) -> 
 
 
 async def preflight(spec: NetworkSpec, llms: LLMAccess) -> None:
-    """Check the model before anything is written; a failure is a UserError (exit 2)."""
-    await world_runs.preflight(spec.llm, llms)
+    """Check the model before anything is written; a failure is a UserError (exit 2). The
+    theory has no model to check."""
+    if spec.llm is not None:
+        await world_runs.preflight(spec.llm, llms)
 
 
 async def run(
@@ -123,5 +157,6 @@ async def run(
         on_event,
         stop or asyncio.Event(),
     )
-    status = await run_network(network_run)
+    runner = run_theory if network_run.spec.is_theory else run_network
+    status = await runner(network_run)
     return RunOutcome(run_id, status, recorder.error, dict(recorder.counters))

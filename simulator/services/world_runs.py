@@ -4,6 +4,7 @@ and the model check before anything is written (grid_runs and network_runs use t
 from __future__ import annotations
 
 from simulator.domain.experiment import LLMChoice
+from simulator.domain.network_experiment import THEORY
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
@@ -16,12 +17,13 @@ def run_document(
     view: ExperimentView,
     spec: dict,
     names: list[str],
-    llm: LLMChoice,
+    llm: LLMChoice | None,
     user: str,
     extra: dict | None = None,
 ) -> dict:
     """The fields of a stored run of `kind` (the store adds id, status, counters and times):
-    the spec whole, a snapshot of the experiment, and one agent entry per name."""
+    the spec whole, a snapshot of the experiment, and one agent entry per name (`llm` None:
+    a theory run, whose agents' model is "theory")."""
     return {
         "kind": kind,
         "experiment_id": view.id,
@@ -30,7 +32,12 @@ def run_document(
         "spec": spec,
         "experiment": view.experiment.model_dump(mode="json"),
         "agents": [
-            {"name": name, "index": i, "model": llm.model, "llm_label": llm.key}
+            {
+                "name": name,
+                "index": i,
+                "model": llm.model if llm else THEORY,
+                "llm_label": llm.key if llm else THEORY,
+            }
             for i, name in enumerate(names)
         ],
         **(extra or {}),

@@ -88,3 +88,31 @@ def test_pool_flag_caps_the_calls_in_flight_and_a_bad_one_is_refused(tmp_path, s
     )
     assert capped.returncode == 0, capped.stderr
     assert stub.max_in_flight == 3  # 50 agents asked at once, 3 calls at a time
+
+
+def test_theory_run_from_the_cli_says_its_defaults_and_refuses_a_model(tmp_path, stub):
+    db = tmp_path / "db"
+    imported = llm_sim(db, stub, "experiment", "import", str(NETWORK_YAML), "--json")
+    exp_id = json.loads(imported.stdout)["id"]
+
+    for extra in (["--llm", "openai:stub"], ["--pool", "openai=4"]):
+        refused = llm_sim(db, stub, "run", exp_id, "--theory", *extra)
+        assert refused.returncode == 2 and extra[0] in refused.stderr
+
+    done = llm_sim(db, stub, "run", exp_id, "--theory", "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    assert "(no model calls)" in done.stderr
+    assert "model: none: the coevolution theory (Zino, Ye, Cao)" in done.stderr
+    for phrase in ("alpha 0", "mu 0", "rationality infinite (best response)"):
+        assert f"default: theory: {phrase}\n" in done.stderr
+    assert "round 3: mean opinion" in done.stderr
+    assert stub.max_in_flight == 0  # no model was asked anything
+
+    store = open_store_uri(str(db))
+    try:
+        (run_id,) = store.conversations.ids(exp_id)  # the refusals wrote nothing
+        run = store.conversations.get(run_id)
+        assert run["spec"]["model"] == "theory" and run["spec"]["seed"] == 4
+        assert run["counters"]["calls"] == 0
+    finally:
+        store.close()

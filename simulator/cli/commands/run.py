@@ -175,6 +175,7 @@ def run_cmd(
     rounds: int | None,
     scenario: str | None,
     agents_table: str | None,
+    theory: bool,
     pools: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -188,7 +189,12 @@ def run_cmd(
         "--summarizer-llm": summarizer_llm,
     }
     grid_only = {"--steps": steps, "--radius": radius, "--width": width, "--height": height}
-    network_only = {"--rounds": rounds, "--scenario": scenario, "--agents-table": agents_table}
+    network_only = {
+        "--rounds": rounds,
+        "--scenario": scenario,
+        "--agents-table": agents_table,
+        "--theory": theory,
+    }
     if view.is_network:
         chat_choices = {
             "--agents": agents,
@@ -201,11 +207,18 @@ def run_cmd(
             {**chat_only, **grid_only, **chat_choices},
             "an opinion-network experiment",
             "leave them out; a network run takes --rounds, --scenario, --agents-table, --llm "
-            "and --seed (the graph sets the number of agents)",
+            "or --theory, --seed and --pool (the graph sets the number of agents)",
         )
         settings = {"rounds": rounds, "scenario": scenario, "agents": agents_table}
         net = run_network_cli(
-            app, view, llm=llm, seed=seed, settings=settings, as_json=as_json, pools=sizes
+            app,
+            view,
+            llm=llm,
+            seed=seed,
+            settings=settings,
+            as_json=as_json,
+            pools=sizes,
+            theory=theory,
         )
         if net.status == "failed":
             raise SystemExit(1)

@@ -119,7 +119,7 @@ def coevolve(
     a: float | Sequence[float] | np.ndarray = 1.0,
     tau: float | Sequence[float] | np.ndarray = 0.0,
     f: float | Sequence[float] | np.ndarray = 0.0,
-    information: Sequence[float | Sequence[float]] | None = None,
+    information: Sequence[float | Sequence[float] | None] | None = None,
     rounds: int = 3,
     updates_per_round: int | None = None,
     seed: int | None = None,
@@ -127,7 +127,8 @@ def coevolve(
     """Run the coevolution for `rounds` rounds; a seed reproduces the run exactly.
 
     `graph` is one network, or a list of snapshots (round t uses snapshot t - 1, the last
-    once they run out). `information[t - 1]` is round t's outside information u(t). The
+    once they run out). `information[t - 1]` is round t's outside information u(t) (None: no
+    news that round, so the f share stays on the agent's current opinion). The
     opinion weights W are each row of A over its degree (the reference's choice)."""
     y = np.array(opinions, dtype=float)
     x = np.array(actions, dtype=int)
@@ -147,7 +148,8 @@ def coevolve(
     )
     if information is not None and len(information) < rounds:
         raise ValueError(f"information gives {len(information)} rounds of {rounds}")
-    if information is not None and np.any(np.abs(np.asarray(information, dtype=float)) > 1):
+    given = [u for u in information or [] if u is not None]  # None: no news that round
+    if any(np.any(np.abs(np.asarray(u, dtype=float)) > 1) for u in given):
         raise ValueError("information lies in [-1, 1]")
     per_round = n if updates_per_round is None else updates_per_round
     if rounds < 0 or per_round < 0:
@@ -170,7 +172,8 @@ def coevolve(
     for t in range(1, rounds + 1):
         at = min(t - 1, len(gathers) - 1)
         gather, degree = gathers[at], degrees[at]
-        u = None if information is None else _per_agent(information[t - 1], n, "information")
+        news = None if information is None else information[t - 1]
+        u = None if news is None else _per_agent(news, n, "information")
         outside_info = None if u is None else u.tolist()
         for _ in range(per_round):
             i = picks[k]

@@ -4,7 +4,9 @@ Round 0 is the agents table's answer (no call); round t >= 1 the model's. The id
 row belongs (`round_id`), so a rerun's insert of a stored round clashes instead of forking the
 run. Fields: `opinion` (0..10), `decision` (Yes/No), `thought`, `friends` (names whose answers
 of the round before it read), `replies` (every raw reply of its attempts), `attempts`,
-`answer_fallback` (no reply parsed: the previous round's answer was kept).
+`answer_fallback` (no reply parsed: the previous round's answer was kept). A theory run's
+rows (engine/theory_run.py) have no thought, replies or attempts after round 0, and add
+`exact_opinion`: the theory's opinion on the 0..10 scale before `opinion` rounds it down.
 """
 
 from __future__ import annotations

@@ -31,14 +31,14 @@ def grid_sweep_options(command: Callable) -> Callable:
         (
             ("--radius", "Grid: message ranges to try, e.g. 0,5,25."),
             ("--steps", "Grid: step counts to try, e.g. 5,100."),
-            ("--seeds", "Grid: one run per seed, e.g. 1,2 (each seed places the agents)."),
+            ("--seeds", "Grid and network: one run per seed, e.g. 1,2."),
         )
     ):
         command = click.option(name, metavar="N,…", help=text)(command)
     return command
 
 
-def _numbers(text: str | None, flag: str) -> list[int] | None:
+def numbers(text: str | None, flag: str) -> list[int] | None:
     if text is None:
         return None
     parts = [p.strip() for p in text.split(",") if p.strip()]
@@ -51,12 +51,12 @@ def _numbers(text: str | None, flag: str) -> list[int] | None:
     return [int(p) for p in parts]
 
 
-def _given(value: object) -> bool:
+def given(value: object) -> bool:
     return value not in (None, (), [], False)
 
 
 def refuse_grid_sweep_flags(flags: dict) -> None:
-    named = [flag for key, flag in GRID_ONLY if _given(flags.get(key))]
+    named = [flag for key, flag in GRID_ONLY if given(flags.get(key))]
     if named:
         raise UserError(
             f"{', '.join(named)} belong to grid experiments; this is a group chat",
@@ -67,7 +67,7 @@ def refuse_grid_sweep_flags(flags: dict) -> None:
 
 def grid_sweep_spec(file: str | None, flags: dict) -> GridSweepSpec:
     """The file's spec with the flags over it; a chat-only flag is refused, never dropped."""
-    named = [flag for key, flag in CHAT_ONLY if _given(flags.get(key))]
+    named = [flag for key, flag in CHAT_ONLY if given(flags.get(key))]
     if named:
         raise UserError(
             f"{', '.join(named)} belong to group chats; this is a grid experiment",
@@ -83,10 +83,10 @@ def grid_sweep_spec(file: str | None, flags: dict) -> GridSweepSpec:
         "repetitions": flags.get("repetitions"),
         "seed": flags.get("seed"),
         "llms": list(flags.get("llms") or ()) or None,
-        "agents": _numbers(flags.get("agents"), "--agents"),
-        "steps": _numbers(flags.get("steps"), "--steps"),
-        "radius": _numbers(flags.get("radius"), "--radius"),
-        "seeds": _numbers(flags.get("seeds"), "--seeds"),
+        "agents": numbers(flags.get("agents"), "--agents"),
+        "steps": numbers(flags.get("steps"), "--steps"),
+        "radius": numbers(flags.get("radius"), "--radius"),
+        "seeds": numbers(flags.get("seeds"), "--seeds"),
     }
     data.update({k: v for k, v in overrides.items() if v is not None})
     data["kind"] = "grid"

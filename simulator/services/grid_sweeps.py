@@ -1,9 +1,5 @@
-"""Sweeps of grid experiments: plan and create (idempotent), then the shared runner runs them.
-
-A grid sweep is stored like a chat sweep (`sweeps`, with `kind: grid`) and its runs like
-conversations (`conversations`, `kind: grid`), so claiming, leases, heartbeats, resume,
-status and progress are the chat sweeps' own.
-"""
+"""Sweeps of grid experiments: plan and create (idempotent; services/world_sweeps.py stores
+them), then the shared runner runs them."""
 
 from __future__ import annotations
 
@@ -11,13 +7,11 @@ from pydantic import ValidationError
 
 from simulator.domain.grid_experiment import GridExperiment
 from simulator.domain.grid_sweep import GridSweepSpec, calls_per_run, cells, expand
-from simulator.domain.ids import content_hash
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import UserError
-from simulator.services import grid_runs
+from simulator.services import grid_runs, world_sweeps
 from simulator.services.experiments import ExperimentView
 from simulator.services.sweeps import Plan
-from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.store import Store
 
 
@@ -79,57 +73,13 @@ def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) ->
     )
 
 
-def sweep_key(view: ExperimentView, spec: GridSweepSpec, owner: str) -> str:
-    identity = {"v": view.version, "spec": spec.model_dump(mode="json"), "owner": owner}
-    return "s_" + content_hash(identity, 20)
-
-
 def create(
     store: Store, view: ExperimentView, spec: GridSweepSpec, user: str, prepared: Plan | None = None
 ) -> tuple[dict, int]:
     """Create the sweep (or find the identical one) and store every run not yet stored."""
     the_plan = prepared if prepared is not None else plan(store, view, spec, user)
-    specs = {  # every run's spec is built before anything is written
-        p.key: _cell_spec(view, p.cell, p.seed)
-        for p in the_plan.planned
-        if p.key not in the_plan.stored_keys
-    }
-    key = sweep_key(view, spec, user)
-    sweep = store.sweeps.find_by_key(key) or store.sweeps.create(
-        {
-            "key": key,
-            "kind": "grid",
-            "experiment_id": view.id,
-            "experiment_version": view.version,
-            "owner": user,
-            "name": spec.name,
-            "spec": spec.model_dump(mode="json"),
-            "experiment": view.experiment.model_dump(mode="json"),
-            "plan": the_plan.as_dict(),
-        }
-    )
-    store.users.ensure(user)
-    docs = (
-        ConversationsRepository.new_document(
-            grid_runs.run_document(
-                view,
-                specs[p.key],
-                user,
-                {
-                    "key": p.key,
-                    "sweep_id": sweep["_id"],
-                    "order": order,
-                    "cell": p.cell.as_dict(),
-                    "cell_key": p.cell_key,
-                    "cell_label": p.cell.label(),
-                    "repetition": p.repetition,
-                    "lease_owner": None,
-                    "lease_expires_ms": 0,
-                    "claims": 0,
-                },
-            )
-        )
-        for order, p in enumerate(the_plan.planned)
-        if p.key in specs
-    )
-    return sweep, store.sweeps.insert_conversations(docs)
+
+    def run_document(p, fields: dict) -> dict:
+        return grid_runs.run_document(view, _cell_spec(view, p.cell, p.seed), user, fields)
+
+    return world_sweeps.store_sweep(store, view, spec, user, the_plan, "grid", run_document)

@@ -1,8 +1,8 @@
 """The sweep runner wired to services: each claimed document runs as the kind it is.
 
 The engine's runner (engine/sweep_runner.py) claims, leases, heartbeats and counts; what one
-run is (a group chat, a grid) is decided here, from the document's `kind`, with the sweep's
-experiment snapshot parsed once.
+run is (a group chat, a grid, an opinion network or its theory) is decided here, from the
+document's `kind`, with the sweep's experiment snapshot parsed once.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import GridExperiment, is_grid
+from simulator.domain.network_experiment import is_network
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations, grid_runs
+from simulator.services import conversations, grid_runs, network_runs
 from simulator.store.store import Store
 
 
@@ -24,12 +25,23 @@ def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
     """What runs one claimed document of this sweep."""
     snapshot = store.sweeps.get(sweep_id)["experiment"]
     grid = GridExperiment.from_stored(snapshot) if is_grid(snapshot) else None
-    chat = None if grid is not None else Experiment.from_stored(snapshot)
+    plain = grid is None and not is_network(snapshot)
+    chat = Experiment.from_stored(snapshot) if plain else None
 
     async def run_one(
         doc: dict, stop: asyncio.Event, on_call: Callable[[dict], None], lease_owner: str
     ) -> str:
-        if is_grid(doc):
+        if is_network(doc):
+            outcome = await network_runs.run(
+                store,
+                doc["_id"],
+                llms,
+                stop=stop,
+                on_call=on_call,
+                lease_owner=lease_owner,
+                doc=doc,
+            )
+        elif is_grid(doc):
             outcome = await grid_runs.run(
                 store,
                 doc["_id"],

@@ -13,6 +13,7 @@ from simulator.cli.grid_sweep_options import (
     grid_sweep_spec,
     refuse_grid_sweep_flags,
 )
+from simulator.cli.network_sweep_options import network_sweep_spec
 from simulator.cli.params import SEED
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
@@ -21,7 +22,7 @@ from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
-from simulator.services import grid_sweeps
+from simulator.services import grid_sweeps, network_sweeps
 from simulator.services import sweeps as service
 
 
@@ -94,12 +95,10 @@ def create_cmd(
     """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
     view = exp_service.get(app.store, experiment_id, app.user)
     if view.is_network:
-        raise UserError(
-            "sweeps of opinion-network experiments are not built yet (issue 12)",
-            field="EXPERIMENT_ID",
-            fix="run one seed at a time with 'llm-sim run EXP --seed N'",
-        )
-    if view.is_grid:
+        spec = network_sweep_spec(file, flags)
+        plan = network_sweeps.plan(app.store, view, spec, app.user)
+        creator = network_sweeps.create
+    elif view.is_grid:
         spec = grid_sweep_spec(file, flags)
         plan = grid_sweeps.plan(app.store, view, spec, app.user)
         creator = grid_sweeps.create

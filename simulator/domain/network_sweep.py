@@ -1,0 +1,177 @@
+"""A sweep of an opinion-network experiment: models x graphs x scenarios x tables x rounds x
+seeds, expanded into runs, with a theory twin per cell (pure).
+
+Each axis left out keeps the experiment's value. `theory: true` (the default) adds "theory" to
+the model axis: for every graph, scenario, table, rounds and seed, one run of the coevolution
+theory beside the LLM runs, so each has its twin in the measures and the report. Seeds: a
+`seeds` list is an axis (each seed seeds the sampling and the theory's updates; the graph's
+own seed is part of its spec); without it, `repetitions` runs per cell get seeds `seed`,
+`seed + 1`, ... (none when no `seed` is given: LLM sampling is then not reproducible and each
+theory run draws and stores its own, so twins pair by settings rather than by seed).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from simulator.domain.experiment import Name
+from simulator.domain.ids import content_hash
+from simulator.domain.limits import MAX_SEED, MAX_SWEEP_CONVERSATIONS
+from simulator.domain.network.graphs import parse_graph_spec
+from simulator.domain.network.scenario import MAX_ROUNDS
+from simulator.domain.network_experiment import THEORY, NetworkExperiment
+
+Rounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+Text = Annotated[str, Field(min_length=1, max_length=1000)]
+AXES = ("llm", "graph", "scenario", "agents", "rounds")  # the order of a cell's label
+
+
+class NetworkSweepSpec(BaseModel):
+    """What to vary in a network experiment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["network"] = "network"
+    name: Name = Field(default="network sweep", min_length=1, max_length=120)
+    llms: list[str] = Field(default_factory=list, max_length=100)
+    graphs: list[dict[str, Any]] = Field(default_factory=list, max_length=1000)
+    scenarios: list[Text] = Field(default_factory=list, max_length=100)
+    agents: list[Text] = Field(default_factory=list, max_length=100)
+    rounds: list[Rounds] = Field(default_factory=list, max_length=100)
+    seeds: list[Seed] = Field(default_factory=list, max_length=10_000)
+    repetitions: int = Field(default=1, ge=1, le=10_000)
+    seed: Seed | None = None
+    theory: bool = True
+
+    @field_validator("graphs")
+    @classmethod
+    def _graphs(cls, graphs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, graph in enumerate(graphs):
+            parse_graph_spec(graph, f"sweep.graphs[{i}]")  # a UserError names the field
+        return graphs
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NetworkSweepSpec:
+        if THEORY in self.llms:
+            raise ValueError(
+                "llms lists 'theory': the theory twins come from `theory: true` (the default)"
+            )
+        for axis in ("llms", "scenarios", "agents", "rounds", "seeds"):
+            values = getattr(self, axis)
+            if len(set(values)) != len(values):
+                raise ValueError(f"{axis} lists a value twice; list each once")
+        keys = [content_hash(g, 16) for g in self.graphs]
+        if len(set(keys)) != len(keys):
+            raise ValueError("graphs lists a network twice; list each once")
+        if self.seeds and (self.repetitions != 1 or self.seed is not None):
+            raise ValueError(
+                "seeds lists the seed of every run: leave repetitions and seed out with it "
+                "(or drop seeds and give seed and repetitions)"
+            )
+        size = self.size(1)
+        if size > MAX_SWEEP_CONVERSATIONS:
+            raise ValueError(
+                f"the sweep expands to {size:,} runs, more than {MAX_SWEEP_CONVERSATIONS:,}"
+            )
+        return self
+
+    def size(self, llms: int) -> int:
+        models = max(len(self.llms), llms) + int(self.theory)
+        cells = models * max(len(self.graphs), 1) * max(len(self.scenarios), 1)
+        cells *= max(len(self.agents), 1) * max(len(self.rounds), 1)
+        return cells * (len(self.seeds) or self.repetitions)
+
+    def run_seeds(self) -> list[int | None]:
+        if self.seeds:
+            return list(self.seeds)
+        if self.seed is None:
+            return [None] * self.repetitions
+        return [(self.seed + i) % (MAX_SEED + 1) for i in range(self.repetitions)]
+
+
+def graph_label(graph: dict[str, Any]) -> str:
+    """A short name for a graph spec: its type and parameters, e.g. barabasi_albert(n=50,m=5)."""
+    params = ",".join(
+        f"{k}={v}" for k, v in graph.items() if k != "type" and not isinstance(v, list | dict)
+    )
+    return f"{graph.get('type')}({params})"
+
+
+@dataclass(frozen=True)
+class NetworkCell:
+    llm: str  # a model string, or "theory"
+    graph: dict[str, Any]
+    scenario: str
+    agents: str
+    rounds: int
+
+    @property
+    def is_theory(self) -> bool:
+        return self.llm == THEORY
+
+    def as_dict(self) -> dict:
+        return {
+            "llm": self.llm,
+            "graph": self.graph,
+            "scenario": self.scenario,
+            "agents": self.agents,
+            "rounds": self.rounds,
+        }
+
+    def label(self) -> str:
+        return (
+            f"llm={self.llm} graph={graph_label(self.graph)} scenario={self.scenario} "
+            f"agents={self.agents} rounds={self.rounds}"
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The network settings this cell puts over the experiment's."""
+        return {
+            "graph": self.graph,
+            "scenario": self.scenario,
+            "agents": self.agents,
+            "rounds": self.rounds,
+        }
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    cell: NetworkCell
+    cell_key: str
+    repetition: int
+    seed: int | None
+    key: str  # the same owner, experiment version, cell and seed: the same stored run
+
+
+def cells(spec: NetworkSweepSpec, experiment: NetworkExperiment) -> list[NetworkCell]:
+    net = experiment.network
+    models = (spec.llms or [experiment.llms[0].key]) + ([THEORY] if spec.theory else [])
+    return [
+        NetworkCell(llm, graph, scenario, agents, rounds)
+        for llm, graph, scenario, agents, rounds in itertools.product(
+            models,
+            spec.graphs or [net.graph],
+            spec.scenarios or [net.scenario],
+            spec.agents or [net.agents],
+            spec.rounds or [net.rounds],
+        )
+    ]
+
+
+def expand(
+    spec: NetworkSweepSpec, experiment: NetworkExperiment, version: str, owner: str
+) -> list[PlannedRun]:
+    """Every run, cell by cell; a cell's runs in seed order."""
+    planned = []
+    for cell in cells(spec, experiment):
+        cell_key = content_hash({"v": version, "cell": cell.as_dict()}, 16)
+        for repetition, seed in enumerate(spec.run_seeds()):
+            identity = {"cell": cell_key, "seed": seed, "rep": repetition, "owner": owner}
+            key = "n_" + content_hash(identity, 24)
+            planned.append(PlannedRun(cell, cell_key, repetition, seed, key))
+    return planned

@@ -25,6 +25,7 @@ from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import MAX_GRID_AGENTS, MAX_GRID_SIDE, MAX_GRID_STEPS
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.network.scenario import MAX_ROUNDS
+from simulator.domain.network_experiment import THEORY
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
@@ -221,10 +222,20 @@ def perform_network(app: AppContext, view: ExperimentView) -> None:
     """One network run, its rounds offered with the experiment's value."""
     net = view.experiment.network
     choices = [(llm.key, llm.key) for llm in view.experiment.llms]
-    llm = ask.select("Model", choices) if len(choices) > 1 else choices[0][1]
+    choices.append(("The coevolution theory (no model; the LLM runs' twin)", THEORY))
+    llm = ask.select("Model", choices)
     rounds = ask.ask_int("Rounds after round 0", 1, MAX_ROUNDS, net.rounds)
     seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, None, optional=True)
-    run_network_cli(app, view, llm=llm, seed=seed, settings={"rounds": rounds}, as_json=False)
+    theory = llm == THEORY
+    run_network_cli(
+        app,
+        view,
+        llm=None if theory else llm,
+        seed=seed,
+        settings={"rounds": rounds},
+        as_json=False,
+        theory=theory,
+    )
 
 
 ENTRIES: list[MenuEntry] = [
@@ -247,7 +258,7 @@ GRID_ENTRIES: list[MenuEntry] = [  # a grid experiment: no roles to draft, runs 
     MenuEntry("Conversations", browse),
 ]
 
-NETWORK_ENTRIES: list[MenuEntry] = [  # an opinion network: sweeps and reports come later
+NETWORK_ENTRIES: list[MenuEntry] = [  # an opinion network: sweeps from a YAML file (CLI)
     MenuEntry("Show", show),
     MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
     MenuEntry("Export to YAML", export),

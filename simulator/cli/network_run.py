@@ -63,16 +63,28 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
         ]
         model = "none: the coevolution theory (Zino, Ye, Cao)" + "".join(f"; {p}" for p in chosen)
     else:
-        calls = f"{spec.calls:,} calls when every answer parses; up to 3 tries each"
+        tries = "messages included; up to 3 tries per answer" if spec.settings.free_chat else ""
+        calls = f"{spec.calls:,} calls when every answer parses; " + (tries or "up to 3 tries each")
         model = llm_name(spec.llm)
     lines = [
         f"network: {n} agents, graph {graph.get('type')}{snapshots}, scenario "
         f"{spec.scenario.name!r}, round 0 from the table then {spec.rounds} rounds ({calls})",
         f"model: {model}",
+        *_free_chat_line(spec),
         *(f"default: {note}" for note in spec.defaults_applied),
     ]
     for line in lines:
         app.err.print(line, markup=False, highlight=False)
+
+
+def _free_chat_line(spec: NetworkSpec) -> list[str]:
+    """The free-chat rounds, if any; a theory run says it ignores them rather than hide it."""
+    rounds = ", ".join(str(t) for t in sorted(spec.settings.free_chat))
+    if not rounds:
+        return []
+    if spec.is_theory:
+        return [f"free chat: none (the theory has no messages; network.free_chat {rounds} unused)"]
+    return [f"free chat before rounds {rounds} (one message per agent to its friends)"]
 
 
 def round_printer(app: AppContext, quiet: bool) -> Callable[[ev.Event], None]:

@@ -75,6 +75,11 @@ class NetworkSettings(BaseModel):
     scenario: str = Field(default="costly_purchase", min_length=1, max_length=1000)
     rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
     theory: TheorySettings = Field(default_factory=TheorySettings)
+    # rounds t >= 1 before whose answers every agent messages its friends (engine/network_run.py);
+    # build_spec checks them against `rounds`, which a flag or a sweep may change
+    free_chat: list[Annotated[int, Field(ge=1, le=MAX_ROUNDS)]] = Field(
+        default_factory=list, max_length=MAX_ROUNDS
+    )
 
     @field_validator("graph")
     @classmethod
@@ -178,9 +183,10 @@ class NetworkSpec(BaseModel):
 
     @property
     def calls(self) -> int:
-        """LLM calls when every answer parses at the first try: one per agent per round
-        (none for the theory)."""
-        return 0 if self.is_theory else len(self.agents) * self.rounds
+        """LLM calls when every answer parses at the first try: one per agent per round, and
+        one message per agent in each free-chat round (none for the theory)."""
+        rounds = self.rounds + len(self.settings.free_chat)
+        return 0 if self.is_theory else len(self.agents) * rounds
 
 
 def is_network(data: dict | None) -> bool:

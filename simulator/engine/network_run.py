@@ -7,6 +7,13 @@ agent keeps its previous answer: stored as `answer_fallback` and counted (`answe
 never silently. A round's rows are stored when the round is complete; the calls are in the
 ledger as they happen, so a killed run resumes from its last complete round and replays the
 calls of the interrupted round that were already answered.
+
+Free chat (`network.free_chat`): in each listed round every agent first writes one message to
+its friends (one call each, all at once, purpose `persuade`; itself is not among them on a
+self-loop); its answer prompt then shows its friends' messages by name. A message is one
+attempt with no parsing: an empty one is stored as such and counted (`empty_chat_messages`).
+The rows of such a round add `said` and `heard`. A run killed between the messages and the
+answers replays the messages from the ledger, so the answer prompts come out the same.
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ from simulator.engine.recorder import StoreRecorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
-from simulator.prompting.network_prompt import network_messages
+from simulator.prompting.network_prompt import free_chat_messages, network_messages
 
 ANSWER_FALLBACKS = "answer_fallbacks"  # counter: agents whose replies never parsed in a round
+EMPTY_CHAT = "empty_chat_messages"  # counter (free-chat runs): messages that were empty
+PERSUADE = "persuade"  # the purpose of a free-chat message call
 COLLECTION = "network_rounds"
 
 
@@ -101,6 +110,11 @@ def round_row(
     }
 
 
+def _empty_said(row: dict) -> bool:
+    """A free-chat row whose agent's message was empty (rows of other rounds have no `said`)."""
+    return "said" in row and not row["said"]
+
+
 def _answer(row: dict) -> Answer:
     return Answer(row["thought"], row["opinion"], row["decision"] == "Yes")
 
@@ -122,6 +136,8 @@ class OpinionNetwork:
         run, recorder = self.run_, self.run_.recorder
         recorder.counters.setdefault(ANSWER_FALLBACKS, 0)
         recorder.counters.setdefault(REPLAYED, 0)
+        if self.spec.settings.free_chat:
+            recorder.counters.setdefault(EMPTY_CHAT, 0)
         calls = recorder.load_calls()
         rows = recorder.store.network_rounds.for_run(run.run_id)
         self.history, self.partial = stored_history(self.spec, rows)
@@ -129,6 +145,8 @@ class OpinionNetwork:
             if row["round"] < len(self.history):
                 recorder.counters["messages"] += 1
                 recorder.counters[ANSWER_FALLBACKS] += int(bool(row.get("answer_fallback")))
+                if _empty_said(row):
+                    recorder.counters[EMPTY_CHAT] += 1
         self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
         run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history)))
 
@@ -149,6 +167,8 @@ class OpinionNetwork:
         await recorder.record_step_rows(rows, self.partial, COLLECTION)
         self.partial = set()  # record_step_rows counted the rows as messages
         recorder.counters[ANSWER_FALLBACKS] += sum(bool(r["answer_fallback"]) for r in rows)
+        if self.spec.settings.free_chat:
+            recorder.counters[EMPTY_CHAT] += sum(_empty_said(r) for r in rows)
         self.history.append(answers)
         self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
 
@@ -156,6 +176,11 @@ class OpinionNetwork:
         graph = graph_for_round(self.graphs, t)
         previous = self.history[-1]
         friends = [sorted(graph.adj[i]) for i in range(len(self.agents))]
+        said = await self._free_chat(t, friends) if t in self.spec.settings.free_chat else None
+        heard = [
+            None if said is None else {self.names[j]: said[j] for j in friends[i] if j != i}
+            for i in range(len(self.agents))
+        ]
         prompts = [
             network_messages(
                 self.spec.scenario,
@@ -164,6 +189,7 @@ class OpinionNetwork:
                 t,
                 [answers[i] for answers in self.history],
                 [(self.names[j], previous[j]) for j in friends[i]],
+                heard[i],
             )
             for i, agent in enumerate(self.agents)
         ]
@@ -194,7 +220,37 @@ class OpinionNetwork:
             )
             for i in range(len(self.agents))
         ]
+        if said is not None:
+            for i, row in enumerate(rows):
+                row["said"], row["heard"] = said[i], heard[i]
         return final, rows
+
+    async def _free_chat(self, t: int, friends: list[list[int]]) -> list[str]:
+        """Every agent's message to its friends before round t's answers (one try each)."""
+        calls = []
+        for i, agent in enumerate(self.agents):
+            messages = free_chat_messages(
+                self.spec.scenario,
+                agent,
+                i,
+                t,
+                [answers[i] for answers in self.history],
+                [self.names[j] for j in friends[i] if j != i],
+                len(friends[i]),
+            )
+            calls.append(
+                ActorCall(
+                    PERSUADE,
+                    t,
+                    i,
+                    self.names[i],
+                    self.spec.llm,
+                    messages,
+                    self._message_params(t, i),
+                    f"{self.names[i]}'s message to its friends in round {t}",
+                )
+            )
+        return [reply.text.strip() for reply in await self.calls.run(calls)]
 
     def _call(self, t: int, i: int, attempt: int, messages: list[dict]) -> ActorCall:
         purpose = ANSWER_PURPOSES[attempt]
@@ -215,6 +271,16 @@ class OpinionNetwork:
         if self.spec.seed is None:
             return params
         offset = ((t - 1) * len(self.agents) + i) * MAX_ATTEMPTS + attempt
+        return params.merge(GenerationParams(seed=(self.spec.seed + offset) % 2**32))
+
+    def _message_params(self, t: int, i: int) -> GenerationParams:
+        """A free-chat message's seed: offsets after every answer attempt's of the run, so no
+        message shares a seed with an answer (and the answers keep theirs)."""
+        params = self.spec.llm.params
+        if self.spec.seed is None:
+            return params
+        answers = self.spec.rounds * len(self.agents) * MAX_ATTEMPTS
+        offset = answers + (t - 1) * len(self.agents) + i
         return params.merge(GenerationParams(seed=(self.spec.seed + offset) % 2**32))
 
     def done_fields(self) -> dict:

@@ -73,6 +73,7 @@ def build_spec(
         )
     except ValidationError as exc:
         raise validation_to_user_error(exc, "network", source=None, marks={}) from None
+    _check_free_chat(chosen)
     graphs = build_graphs(chosen.graph, base_dir)
     n = graphs[0].number_of_nodes()
     rows = read_agents(SYNTHETIC_PATH if chosen.agents == SYNTHETIC_TABLE else chosen.agents)
@@ -102,6 +103,23 @@ def build_spec(
         seed=seed,
         defaults_applied=notes,
     )
+
+
+def _check_free_chat(chosen: NetworkSettings) -> None:
+    """Free-chat rounds exist and are named once: a round past the last would never chat, and
+    `--rounds` or a sweep can shorten a run after the experiment was written."""
+    seen: set[int] = set()
+    for t in chosen.free_chat:
+        if not 1 <= t <= chosen.rounds or t in seen:
+            last = "round 1" if chosen.rounds == 1 else f"rounds 1..{chosen.rounds}"
+            problem = "is named twice" if t in seen else f"is not one of the run's {last}"
+            raise UserError(
+                f"free-chat round {t} {problem}",
+                field="network.free_chat",
+                fix=f"list each free-chat round once, within 1..{chosen.rounds} (the rounds "
+                "after round 0), or raise network.rounds",
+            )
+        seen.add(t)
 
 
 def _theory_defaults(chosen: NetworkSettings, agents: int) -> list[str]:

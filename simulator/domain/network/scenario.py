@@ -7,6 +7,8 @@ question, which round 0 answers from the agents table without a model; round t >
 the reference does). `background` and `characteristics` are templates (`{name}`, `{a}`,
 `{tau}`, `{f}`, `{lambda}`, `{n_friends}`; a literal brace is `{{`), checked on load; the
 other texts are used as written, so the answer format can show JSON braces plainly.
+`free_chat_prompt` is what an agent is asked in a free-chat round (`network.free_chat`) before
+it answers: one message to its friends; the shipped scenarios keep the default.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ DEFAULT_ANSWER_FORMAT = (
     'reasons", "Opinion": a whole number from 0 (entirely against) to 10 (entirely for), '
     '"Decision": "Yes" or "No"}.'
 )
+DEFAULT_FREE_CHAT_PROMPT = (
+    "Write one short message (at most three sentences) to your friends to persuade them of "
+    "your view on the question. Reply with the message only."
+)
 
 
 class ScenarioRound(BaseModel):
@@ -48,6 +54,9 @@ class Scenario(BaseModel):
     background: str = Field(min_length=1, max_length=MAX_TEXT)
     characteristics: str = Field(min_length=1, max_length=MAX_TEXT)
     answer_format: str = Field(default=DEFAULT_ANSWER_FORMAT, min_length=1, max_length=MAX_TEXT)
+    free_chat_prompt: str = Field(
+        default=DEFAULT_FREE_CHAT_PROMPT, min_length=1, max_length=MAX_TEXT
+    )  # asked only in free-chat rounds; used as written, like answer_format
     rounds: list[ScenarioRound] = Field(min_length=1, max_length=MAX_ROUNDS)
     # facts handed out one per agent (agent i of a group gets item i mod len): the reference
     # gives each member of a group a different piece of information

@@ -7,6 +7,10 @@ of the round before it read), `replies` (every raw reply of its attempts), `atte
 `answer_fallback` (no reply parsed: the previous round's answer was kept). A theory run's
 rows (engine/theory_run.py) have no thought, replies or attempts after round 0, and add
 `exact_opinion`: the theory's opinion on the 0..10 scale before `opinion` rounds it down.
+Rows of a free-chat round (`network.free_chat`) add `said` (the agent's message to its friends,
+surrounding whitespace trimmed; '' when the reply was empty; the raw reply is in the call
+ledger) and `heard` ({friend's name: message}, the messages its answer prompt showed; itself
+left out on a self-loop); rows of other rounds, and every theory row, have neither field.
 """
 
 from __future__ import annotations

@@ -244,6 +244,8 @@ def show_network_rounds(console: Console, data: dict) -> None:
             f"[bold cyan]{shown(row['agent'])}[/] opinion {row['opinion']}{exact} "
             f"{row['decision']}{flag}{tries}"
         )
+        if "said" in row:  # a free-chat round: the message it wrote to its friends
+            console.print(f"  [italic]said to its friends:[/] {shown(row['said'])}")
         if row["thought"]:
             console.print(f"  [dim]{shown(row['thought'])}[/]")
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import click
 
 from simulator.cli.context import AppContext
+from simulator.cli.grid_sweep_options import numbers
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
@@ -27,6 +28,11 @@ def network_options(command: Callable) -> Callable:
             ("--rounds", "Network: rounds after round 0 (default: the experiment's)."),
             ("--scenario", "Network: a shipped scenario's name or a YAML file."),
             ("--agents-table", "Network: the agents CSV ('synthetic': the shipped table)."),
+            (
+                "--free-chat",
+                "Network: rounds before whose answers friends message each other, e.g. 2,3 "
+                "('none': no free chat; default: the experiment's network.free_chat).",
+            ),
         )
     ):
         kind = click.IntRange(min=1) if name == "--rounds" else str
@@ -37,6 +43,15 @@ def network_options(command: Callable) -> Callable:
         help="Network: run the coevolution theory (no model) on the same graph, agents and "
         "rounds: the LLM runs' twin in measures and the report.",
     )(command)
+
+
+def free_chat_rounds(text: str | None) -> list[int] | None:
+    """`--free-chat 2,3` as [2, 3], `none` as [] (off), absent as None (the experiment's)."""
+    if text is None:
+        return None
+    if text.strip().lower() == "none":
+        return []
+    return numbers(text, "--free-chat")
 
 
 def refuse_flags(given: dict[str, object], kind: str, fix: str) -> None:

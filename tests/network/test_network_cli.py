@@ -116,3 +116,29 @@ def test_theory_run_from_the_cli_says_its_defaults_and_refuses_a_model(tmp_path,
         assert run["counters"]["calls"] == 0
     finally:
         store.close()
+
+
+def test_free_chat_flag_turns_a_round_into_a_chat_round_and_a_bad_one_is_refused(tmp_path, stub):
+    db = tmp_path / "db"
+    imported = llm_sim(db, stub, "experiment", "import", str(NETWORK_YAML), "--json")
+    exp_id = json.loads(imported.stdout)["id"]
+    base = ("run", exp_id, "--llm", "openai:stub", "--rounds", "1")
+
+    bad = llm_sim(db, stub, *base, "--free-chat", "one")
+    assert bad.returncode == 2 and "--free-chat" in bad.stderr
+
+    chat = llm_sim(db, stub, *base, "--free-chat", "1", "--json")
+    assert chat.returncode == 0, chat.stderr
+    assert len(stub.chat_requests) == 50 + 50  # a message then an answer per agent
+    off = llm_sim(db, stub, *base, "--free-chat", "none", "--json")
+    assert off.returncode == 0, off.stderr
+    assert len(stub.chat_requests) == 100 + 50
+
+    store = open_store_uri(str(db))
+    try:
+        chat_id, off_id = (json.loads(p.stdout)["conversation_id"] for p in (chat, off))
+        said = [r for r in store.network_rounds.for_run(chat_id) if "said" in r]
+        assert {r["round"] for r in said} == {1} and len(said) == 50
+        assert not any("said" in r for r in store.network_rounds.for_run(off_id))
+    finally:
+        store.close()

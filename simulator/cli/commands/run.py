@@ -17,7 +17,12 @@ from simulator.cli.grid_run import (
 )
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, run_access
-from simulator.cli.network_run import network_options, refuse_flags, run_network_cli
+from simulator.cli.network_run import (
+    free_chat_rounds,
+    network_options,
+    refuse_flags,
+    run_network_cli,
+)
 from simulator.cli.params import SEED, pool_sizes
 from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
 from simulator.engine.conversation import llm_name
@@ -175,6 +180,7 @@ def run_cmd(
     rounds: int | None,
     scenario: str | None,
     agents_table: str | None,
+    free_chat: str | None,
     theory: bool,
     pools: tuple[str, ...],
     as_json: bool,
@@ -193,6 +199,7 @@ def run_cmd(
         "--rounds": rounds,
         "--scenario": scenario,
         "--agents-table": agents_table,
+        "--free-chat": free_chat,
         "--theory": theory,
     }
     if view.is_network:
@@ -206,10 +213,16 @@ def run_cmd(
         refuse_flags(
             {**chat_only, **grid_only, **chat_choices},
             "an opinion-network experiment",
-            "leave them out; a network run takes --rounds, --scenario, --agents-table, --llm "
-            "or --theory, --seed and --pool (the graph sets the number of agents)",
+            "leave them out; a network run takes --rounds, --scenario, --agents-table, "
+            "--free-chat, --llm or --theory, --seed and --pool (the graph sets the number of "
+            "agents)",
         )
-        settings = {"rounds": rounds, "scenario": scenario, "agents": agents_table}
+        settings = {
+            "rounds": rounds,
+            "scenario": scenario,
+            "agents": agents_table,
+            "free_chat": free_chat_rounds(free_chat),
+        }
         net = run_network_cli(
             app,
             view,

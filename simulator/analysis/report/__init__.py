@@ -11,18 +11,37 @@ from pathlib import Path
 from simulator.analysis.exports import check_output_file, write_file_atomically
 from simulator.analysis.report.builder import ReportContext, build_context
 from simulator.analysis.report.html import render
+from simulator.errors import UserError
 from simulator.store.store import Store
 
 __all__ = ["ReportContext", "build_context", "render", "render_report", "write_report"]
 
 
-def render_report(store: Store, target_id: str, per_cell: int = 20) -> tuple[str, ReportContext]:
+def render_report(
+    store: Store, target_id: str, per_cell: int = 20, round_index: int | None = None
+) -> tuple[str, ReportContext]:
     """The page as a string, with the context it was rendered from; a grid target gets the
-    grid report (grid_context.py, grid_html.py) and its GridReportContext."""
+    grid report (grid_context.py, grid_html.py) and its GridReportContext, a network target
+    the network report (network_context.py, network_html.py), drawn at `round_index`."""
     from simulator.analysis.scope import resolve_scope
     from simulator.domain.grid_experiment import is_grid
+    from simulator.domain.network_experiment import is_network
 
     scope = resolve_scope(store, target_id)
+    if is_network(scope.experiment):
+        from simulator.analysis.report.network_context import build_network_context
+        from simulator.analysis.report.network_html import render_network
+
+        network = build_network_context(store, scope, per_cell, round_index)
+        return render_network(network), network  # type: ignore[return-value]
+    if round_index is not None:  # a round is a network's; elsewhere it would be ignored
+        kind = (scope.experiment or {}).get("kind") or "chat"
+        raise UserError(
+            f"a round to draw applies only to opinion-network reports; {scope.id} is a "
+            f"{kind} {scope.kind}",
+            field="--round",
+            fix="leave --round out",
+        )
     if is_grid(scope.experiment):
         from simulator.analysis.report.grid_context import build_grid_context
         from simulator.analysis.report.grid_html import render_grid
@@ -34,11 +53,16 @@ def render_report(store: Store, target_id: str, per_cell: int = 20) -> tuple[str
 
 
 def write_report(
-    store: Store, target_id: str, output: Path, per_cell: int = 20, field: str = "--output"
+    store: Store,
+    target_id: str,
+    output: Path,
+    per_cell: int = 20,
+    field: str = "--output",
+    round_index: int | None = None,
 ) -> ReportContext:
     """Write the page atomically, so a browser never opens a half-written report; an output
     path that cannot be written is refused before the report is built."""
     check_output_file(output, field)
-    page, ctx = render_report(store, target_id, per_cell)
+    page, ctx = render_report(store, target_id, per_cell, round_index)
     write_file_atomically(output, page, field)
     return ctx

@@ -17,6 +17,7 @@ from simulator.analysis.measures import MEASURES
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.streaming import export_scope, measure_scope
 from simulator.cli.commands.grid_analysis import export_grid_scope, print_grid_measures
+from simulator.cli.commands.network_analysis import export_network_scope, print_network_measures
 from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import natural_width
 from simulator.domain.grid_experiment import is_grid
@@ -65,12 +66,8 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
     """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
     check_output_dir(output)  # before the work: a bad path costs nothing
     scope = resolve_scope(app.store, target_id)
-    if is_network(scope.experiment):
-        raise UserError(
-            "exports of opinion-network experiments are not built yet (issue 12)",
-            field="TARGET_ID",
-            fix="read a run with 'llm-sim conversation show RUN_ID' (or --json)",
-        )
+    if is_network(scope.experiment):  # network_runs, network_rounds, their round measures
+        return export_network_scope(app, scope, fmt, output, as_json)
     if is_grid(scope.experiment):  # grid_runs and grid_steps instead of the chat tables
         return export_grid_scope(app, scope, fmt, output, as_json)
     files = export_scope(app.store, scope, fmt, output)  # batch by batch: memory stays flat
@@ -100,12 +97,8 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
 def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
     """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
     scope = resolve_scope(app.store, target_id)
-    if is_network(scope.experiment):
-        raise UserError(
-            "measures of opinion-network experiments are not built yet (issue 12)",
-            field="TARGET_ID",
-            fix="read a run with 'llm-sim conversation show RUN_ID' (or --json)",
-        )
+    if is_network(scope.experiment):  # per round, per run with its theory twin, per cell
+        return print_network_measures(app, scope, chosen, as_json)
     if is_grid(scope.experiment):  # moves, clusters, hashtags, diversity per run and cell
         return print_grid_measures(app, scope, chosen, as_json)
     measured = measure_scope(app.store, scope)  # batch by batch: a few numbers per conversation

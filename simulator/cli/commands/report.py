@@ -7,10 +7,7 @@ from pathlib import Path
 
 import click
 
-from simulator.analysis.scope import resolve_scope
 from simulator.cli.context import AppContext
-from simulator.domain.network_experiment import is_network
-from simulator.errors import UserError
 
 
 @click.command("report")
@@ -28,28 +25,41 @@ from simulator.errors import UserError
     type=click.IntRange(min=0),
     default=20,
     show_default=True,
-    help="Conversations per cell to include in the transcript browser.",
+    help="Conversations per cell to include in the transcript browser (a grid: runs "
+    "replayed; an opinion network: runs drawn beside their theory twins).",
+)
+@click.option(
+    "--round",
+    "round_index",
+    type=int,
+    default=None,
+    help="Opinion networks: the round the graphs are drawn at (default: the last).",
 )
 @click.option("--open", "open_it", is_flag=True, help="Open the report in a web browser.")
 @click.pass_obj
 def report(
-    app: AppContext, target_id: str, output: Path, transcripts_per_cell: int, open_it: bool
+    app: AppContext,
+    target_id: str,
+    output: Path,
+    transcripts_per_cell: int,
+    round_index: int | None,
+    open_it: bool,
 ) -> None:
     """Write one HTML file: experiment, plan and status, measures, plots and transcripts."""
     from simulator.analysis.report import write_report
 
-    if is_network(resolve_scope(app.store, target_id).experiment):
-        raise UserError(
-            "reports of opinion-network experiments are not built yet (issue 12)",
-            field="TARGET_ID",
-            fix="read a run with 'llm-sim conversation show RUN_ID' (or --json)",
-        )
     with app.err.status("building the report…"):
-        ctx = write_report(app.store, target_id, output, per_cell=transcripts_per_cell)
+        ctx = write_report(
+            app.store, target_id, output, per_cell=transcripts_per_cell, round_index=round_index
+        )
     shown = len(ctx.transcripts["conversations"])
+    what = "transcripts"
+    if hasattr(ctx, "pairs"):  # a network report: runs drawn, most beside their twin
+        twins = sum(1 for pair in ctx.pairs if pair["twin"])
+        what = f"run{'' if shown == 1 else 's'} drawn, {twins} beside a theory twin"
     app.console.print(
         f"wrote {output} ({output.stat().st_size // 1024} KiB, {len(ctx.cells)} cells, "
-        f"{shown} transcripts)"
+        f"{shown} {what})"
     )
     if open_it:
         webbrowser.open(output.resolve().as_uri())

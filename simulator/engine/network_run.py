@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from simulator.domain.network.answers import MAX_ATTEMPTS, Answer, parse_answer, round_zero
-from simulator.domain.network.graphs import graph_for_round
+from simulator.domain.network.graphs import graph_for_round, snapshot_graphs
 from simulator.domain.network_experiment import ANSWER_PURPOSES, NetworkSpec
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
@@ -61,13 +61,7 @@ async def run_network(run: NetworkRun) -> str:
 
 def graphs_of(spec: NetworkSpec) -> list[nx.Graph]:
     """The stored snapshots as graphs on the agents' indexes."""
-    graphs = []
-    for edges in spec.snapshots:
-        graph = nx.Graph()
-        graph.add_nodes_from(range(len(spec.agents)))
-        graph.add_edges_from(edges)
-        graphs.append(graph)
-    return graphs
+    return snapshot_graphs(spec.snapshots, len(spec.agents))
 
 
 def stored_history(spec: NetworkSpec, rows: list[dict]) -> tuple[list[list[Answer]], set[str]]:

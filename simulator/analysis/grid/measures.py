@@ -8,6 +8,7 @@ measures` reads a grid sweep the way it reads a chat one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from simulator.analysis.grid.clusters import cluster_measures
@@ -116,9 +117,12 @@ def mean_series(series: list[list[float | None] | None]) -> list[float | None]:
     return means
 
 
-def short_labels(first: dict[str, dict]) -> dict[str, str]:
+def short_labels(
+    first: dict[str, dict], shown: Callable[[str, Any], str] = lambda factor, value: str(value)
+) -> dict[str, str]:
     """Each cell named by the factors that differ between the cells (`llm=mock:b`), as the
-    chat measures name theirs; the full stored label when only one cell or nothing differs."""
+    chat measures name theirs; the full stored label when only one cell or nothing differs.
+    `shown` writes a factor's value (a network's graph spec is a mapping, named shorter)."""
     factors = list(dict.fromkeys(k for row in first.values() for k in row.get("cell") or {}))
     varying = [
         k for k in factors if len({str((r.get("cell") or {}).get(k)) for r in first.values()}) > 1
@@ -126,7 +130,7 @@ def short_labels(first: dict[str, dict]) -> dict[str, str]:
     labels = {}
     for key, row in first.items():
         cell = row.get("cell") or {}
-        short = " ".join(f"{k}={cell.get(k)}" for k in varying)
+        short = " ".join(f"{k}={shown(k, cell.get(k))}" for k in varying)
         labels[key] = short if len(first) > 1 and short else str(row["cell_label"])
     return labels
 

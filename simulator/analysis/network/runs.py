@@ -18,22 +18,15 @@ import networkx as nx
 
 from simulator.analysis.network.twins import Twin, TwinIndex, is_theory_run
 from simulator.domain.ids import content_hash
+from simulator.domain.network.graphs import snapshot_graphs as graphs_from_edges
 from simulator.domain.network_experiment import THEORY
 
 BATCH = 50  # runs per read: a 1,000-agent run of 10 rounds holds 11,000 rows
 
 
 def snapshot_graphs(spec: dict) -> list[nx.Graph]:
-    """The stored snapshots as graphs on the agents' indexes (engine.network_run.graphs_of
-    builds the same for the run itself; analysis may not import the engine)."""
-    n = len(spec.get("agents") or [])
-    graphs = []
-    for edges in spec.get("snapshots") or [[]]:
-        graph = nx.Graph()
-        graph.add_nodes_from(range(n))
-        graph.add_edges_from((int(u), int(v)) for u, v in edges)
-        graphs.append(graph)
-    return graphs
+    """A stored run's snapshots as graphs on the agents' indexes."""
+    return graphs_from_edges(spec.get("snapshots") or [[]], len(spec.get("agents") or []))
 
 
 @dataclass

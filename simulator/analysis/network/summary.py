@@ -17,6 +17,7 @@ from simulator.analysis.measures import mean_ci
 from simulator.analysis.network.measures import ROUND_MEASURES, run_measures, trajectory_distance
 from simulator.analysis.network.runs import OpinionRun, TwinBook, load_runs
 from simulator.analysis.network.twins import Twin, describe
+from simulator.domain.network_sweep import graph_label
 
 DISTANCE_FIELDS = {
     "mean_opinion_rmse": "RMSE over rounds between the two mean-opinion series (0..10)",
@@ -84,13 +85,18 @@ def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+def _shown(factor: str, value: Any) -> str:
+    """A cell's graph as `barabasi_albert(n=50,m=5,seed=1)`, not the whole mapping."""
+    return graph_label(value) if factor == "graph" and isinstance(value, dict) else str(value)
+
+
 def cell_summaries(rows: list[dict]) -> list[dict]:
     """One entry per cell (first-seen order): n runs, `<measure>_mean/_ci_low/_ci_high`, and
     the mean opinion and share Yes averaged round by round."""
     cells: dict[str, list[dict]] = {}
     for row in rows:
         cells.setdefault(row["cell_key"], []).append(row)
-    labels = short_labels({key: members[0] for key, members in cells.items()})
+    labels = short_labels({key: members[0] for key, members in cells.items()}, _shown)
     out = []
     for key, members in cells.items():
         cell: dict[str, Any] = {

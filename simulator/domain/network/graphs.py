@@ -237,6 +237,18 @@ def build_graphs(
     return graphs
 
 
+def snapshot_graphs(snapshots: Sequence[Sequence[Sequence[int]]], n: int) -> list[nx.Graph]:
+    """Stored snapshots (edge lists) as graphs on nodes 0..n-1, as a run and its analysis
+    read them back."""
+    graphs = []
+    for edges in snapshots or [[]]:
+        graph = nx.Graph()
+        graph.add_nodes_from(range(n))
+        graph.add_edges_from((int(u), int(v)) for u, v in edges)
+        graphs.append(graph)
+    return graphs
+
+
 def graph_for_round(graphs: Sequence[nx.Graph], round_index: int) -> nx.Graph:
     """The graph round t uses: snapshot t-1 for t >= 1 (round 0 reads the table, no one
     listens; it is measured on snapshot 0), the last snapshot once the list runs out."""

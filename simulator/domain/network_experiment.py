@@ -73,7 +73,7 @@ class NetworkSettings(BaseModel):
     )
     agents: str = Field(default=SYNTHETIC_TABLE, min_length=1, max_length=1000)
     scenario: str = Field(default="costly_purchase", min_length=1, max_length=1000)
-    rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
+    rounds: int = Field(default=2, ge=1, le=MAX_ROUNDS)  # the scenarios: 3 questions
     theory: TheorySettings = Field(default_factory=TheorySettings)
     # rounds t >= 1 before whose answers every agent messages its friends (engine/network_run.py);
     # build_spec checks them against `rounds`, which a flag or a sweep may change

@@ -26,11 +26,11 @@ def test_perform_a_theory_run_of_the_shipped_network_experiment(spawn, sim):
     app.answer("Rounds after round 0", ENTER)
     app.answer("Seed, blank for none", "3" + ENTER)
     app.expect("model: none: the coevolution theory")
-    app.expect("round 3: mean opinion")
+    app.expect("round 2: mean opinion")
     app.menu(title, "Back")
     app.menu(MAIN, "Exit")
     output = ANSI.sub("", app.finish())
     assert "Traceback" not in output
     (run,) = sim.json("conversation", "list")
     assert run["status"] == "done" and run["spec"]["model"] == "theory"
-    assert run["spec"]["seed"] == 3 and run["spec"]["settings"]["rounds"] == 3
+    assert run["spec"]["seed"] == 3 and run["spec"]["settings"]["rounds"] == 2

@@ -133,7 +133,7 @@ def test_report_without_a_twin_says_how_to_get_one_and_round_is_refused_for_a_ch
     page = tmp_path / "r.html"
     write_report(db, llm, page)
     html = page.read_text()
-    assert f"llm-sim run {view.id} --theory --seed 8 (its graph is not the experiment" in html
+    assert f"llm-sim run {view.id} --theory --seed 8 --rounds 3 (its graph is not the" in html
     assert json.loads(DATA.search(html).group(1))["runs"][0]["drawn_round"] == {llm: 3}
 
     chat = exp_service.import_yaml(db, CHAT_YAML, "alice")
@@ -176,10 +176,10 @@ def test_done_when_the_shipped_experiment_is_reported_beside_the_theory(tmp_path
     assert done.returncode == 0, done.stderr
     assert "1 run drawn, 1 beside a theory twin" in " ".join(done.stdout.split())
     (shown,) = json.loads(DATA.search(page.read_text()).group(1))["runs"]
-    assert len(shown["series"]["model"]["rounds"]) == len(shown["series"]["theory"]["rounds"]) == 4
+    assert len(shown["series"]["model"]["rounds"]) == len(shown["series"]["theory"]["rounds"]) == 3
 
     refused = run_cli(["report", exp, "-o", str(tmp_path / "no.html"), "--round", "99"], env=env)
-    assert refused.code == 2 and "--round" in refused.err and "0 to 3" in refused.err
+    assert refused.code == 2 and "--round" in refused.err and "0 to 2" in refused.err
     assert not (tmp_path / "no.html").exists()
 
     measured = run_cli(["measures", exp], env=env)
@@ -190,6 +190,6 @@ def test_done_when_the_shipped_experiment_is_reported_beside_the_theory(tmp_path
     exported = run_cli(["export", exp, "-o", str(tmp_path / "out"), "--json"], env=env).json()
     assert {f["table"]: f["rows"] for f in exported["files"]} == {
         "network_runs": 2,
-        "network_rounds": 2 * 50 * 4,
-        "network_round_measures": 2 * 4,
+        "network_rounds": 2 * 50 * 3,
+        "network_round_measures": 2 * 3,
     }

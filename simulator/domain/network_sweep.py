@@ -16,22 +16,22 @@ import itertools
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from simulator.domain.experiment import Name
 from simulator.domain.ids import content_hash
-from simulator.domain.limits import MAX_SEED, MAX_SWEEP_CONVERSATIONS
+from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
 from simulator.domain.network.graphs import parse_graph_spec
 from simulator.domain.network.scenario import MAX_ROUNDS
 from simulator.domain.network_experiment import THEORY, NetworkExperiment
+from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 
 Rounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
-Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 Text = Annotated[str, Field(min_length=1, max_length=1000)]
 AXES = ("llm", "graph", "scenario", "agents", "rounds")  # the order of a cell's label
 
 
-class NetworkSweepSpec(BaseModel):
+class NetworkSweepSpec(SweepSeeds):
     """What to vary in a network experiment."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,9 +43,6 @@ class NetworkSweepSpec(BaseModel):
     scenarios: list[Text] = Field(default_factory=list, max_length=100)
     agents: list[Text] = Field(default_factory=list, max_length=100)
     rounds: list[Rounds] = Field(default_factory=list, max_length=100)
-    seeds: list[Seed] = Field(default_factory=list, max_length=10_000)
-    repetitions: int = Field(default=1, ge=1, le=10_000)
-    seed: Seed | None = None
     theory: bool = True
 
     @field_validator("graphs")
@@ -61,18 +58,14 @@ class NetworkSweepSpec(BaseModel):
             raise ValueError(
                 "llms lists 'theory': the theory twins come from `theory: true` (the default)"
             )
-        for axis in ("llms", "scenarios", "agents", "rounds", "seeds"):
+        for axis in ("llms", "scenarios", "agents", "rounds"):
             values = getattr(self, axis)
             if len(set(values)) != len(values):
                 raise ValueError(f"{axis} lists a value twice; list each once")
         keys = [content_hash(g, 16) for g in self.graphs]
         if len(set(keys)) != len(keys):
             raise ValueError("graphs lists a network twice; list each once")
-        if self.seeds and (self.repetitions != 1 or self.seed is not None):
-            raise ValueError(
-                "seeds lists the seed of every run: leave repetitions and seed out with it "
-                "(or drop seeds and give seed and repetitions)"
-            )
+        self.check_seeds()
         size = self.size(1)
         if size > MAX_SWEEP_CONVERSATIONS:
             raise ValueError(
@@ -84,14 +77,7 @@ class NetworkSweepSpec(BaseModel):
         models = max(len(self.llms), llms) + int(self.theory)
         cells = models * max(len(self.graphs), 1) * max(len(self.scenarios), 1)
         cells *= max(len(self.agents), 1) * max(len(self.rounds), 1)
-        return cells * (len(self.seeds) or self.repetitions)
-
-    def run_seeds(self) -> list[int | None]:
-        if self.seeds:
-            return list(self.seeds)
-        if self.seed is None:
-            return [None] * self.repetitions
-        return [(self.seed + i) % (MAX_SEED + 1) for i in range(self.repetitions)]
+        return cells * self.runs_per_cell()
 
 
 def graph_label(graph: dict[str, Any]) -> str:
@@ -139,15 +125,6 @@ class NetworkCell:
         }
 
 
-@dataclass(frozen=True)
-class PlannedRun:
-    cell: NetworkCell
-    cell_key: str
-    repetition: int
-    seed: int | None
-    key: str  # the same owner, experiment version, cell and seed: the same stored run
-
-
 def cells(spec: NetworkSweepSpec, experiment: NetworkExperiment) -> list[NetworkCell]:
     net = experiment.network
     models = (spec.llms or [experiment.llms[0].key]) + ([THEORY] if spec.theory else [])
@@ -167,11 +144,4 @@ def expand(
     spec: NetworkSweepSpec, experiment: NetworkExperiment, version: str, owner: str
 ) -> list[PlannedRun]:
     """Every run, cell by cell; a cell's runs in seed order."""
-    planned = []
-    for cell in cells(spec, experiment):
-        cell_key = content_hash({"v": version, "cell": cell.as_dict()}, 16)
-        for repetition, seed in enumerate(spec.run_seeds()):
-            identity = {"cell": cell_key, "seed": seed, "rep": repetition, "owner": owner}
-            key = "n_" + content_hash(identity, 24)
-            planned.append(PlannedRun(cell, cell_key, repetition, seed, key))
-    return planned
+    return expand_cells(cells(spec, experiment), spec.run_seeds(), version, owner, "n_")

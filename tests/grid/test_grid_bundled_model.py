@@ -1,4 +1,4 @@
-"""Ten agents for five steps on the bundled SmolLM2 (llama.cpp): a real model's replies go
+"""Five agents for three steps on the bundled SmolLM2 (llama.cpp): a real model's replies go
 through delivery, memory and the move parser, and every invalid move is counted."""
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ def bundled_model():
 
 
 @pytest.mark.slow
-def test_ten_agents_five_steps_on_the_bundled_model(tmp_path):
+def test_five_agents_three_steps_on_the_bundled_model(tmp_path):
     from simulator.store.store import open_store_uri
 
     data = yaml.safe_load(GRID_YAML.read_text())
-    # short replies keep the 150 calls to about a minute on two CPUs
+    # short replies and few agents keep the 45 calls to seconds, not minutes, on two CPUs
     data["llms"] = [{"model": "local:smollm2", "params": {"temperature": 0.7, "max_tokens": 6}}]
     store = open_store_uri(str(tmp_path / "store"))
     try:
         view = exp_service.create(store, exp_service.validate_data(data), "alice")
-        spec = grid_runs.build_spec(view, seed=11, world={"agents": 10, "steps": 5})
+        spec = grid_runs.build_spec(view, seed=11, world={"agents": 5, "steps": 3})
 
         async def go():
             llms = LLMAccess()
@@ -52,7 +52,7 @@ def test_ten_agents_five_steps_on_the_bundled_model(tmp_path):
         outcome = asyncio.run(go())
         assert outcome.status == "done", outcome.error
         rows = store.grid_steps.for_run(outcome.conversation_id)
-        assert len(rows) == 50 and outcome.counters["calls"] == 150
+        assert len(rows) == 15 and outcome.counters["calls"] == 45
         assert all(r["message"] and r["memory"] for r in rows)
         fallbacks = sum(r["move_fallback"] for r in rows)
         assert outcome.counters["move_fallbacks"] == fallbacks

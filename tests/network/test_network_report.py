@@ -193,3 +193,20 @@ def test_done_when_the_shipped_experiment_is_reported_beside_the_theory(tmp_path
         "network_rounds": 2 * 50 * 3,
         "network_round_measures": 2 * 3,
     }
+
+
+def test_report_says_how_many_model_answers_were_kept_when_replies_did_not_parse(
+    db, stub, tmp_path
+):
+    def every_other_prose(body: dict) -> str:  # half the agents never give a JSON answer
+        return "I am not sure." if len(body["messages"][-1]["content"]) % 2 else by_index(body)
+
+    stub.reply_fn = every_other_prose
+    view = exp_service.import_yaml(db, NETWORK_YAML, "alice")
+    llm = _create_and_run(db, view, llm="openai:stub", seed=5)
+    kept = db.conversations.get(llm)["counters"]["answer_fallbacks"]
+    assert 0 < kept < 12 * 3
+    page = tmp_path / "r.html"
+    write_report(db, llm, page)
+    text = " ".join(page.read_text().split())
+    assert f"<strong>{kept} of {12 * 3} model answers were kept from the round before" in text

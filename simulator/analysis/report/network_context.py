@@ -179,6 +179,8 @@ def pair_entry(
         "twin_seed": twin_run.seed if twin_run else None,
         "distance": {k: row[k] for k in SUMMARY if k.startswith("twin_")},
         "distance_rounds": row["distance_rounds"],
+        "answer_fallbacks": int(run.counters.get("answer_fallbacks", 0)),
+        "answers": len(run.names) * max(len(row["rounds"]) - 1, 0),  # after round 0
         "series": {"model": model, "theory": theory},
         "drawn_round": drawn,
         "figures": [

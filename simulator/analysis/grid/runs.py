@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from simulator.analysis.stored_run import StoredRun
 from simulator.domain.grid import Position, agent_names
 from simulator.domain.ids import content_hash
 
@@ -19,19 +20,8 @@ BATCH = 50  # runs per read: a 10 x 100 run holds 1,000 rows of a few KB
 
 
 @dataclass
-class GridRun:
+class GridRun(StoredRun):
     """One stored run: `doc` from `conversations`, `rows` from `grid_steps` (by step, agent)."""
-
-    doc: dict
-    rows: list[dict]
-
-    @property
-    def id(self) -> str:
-        return str(self.doc["_id"])
-
-    @property
-    def spec(self) -> dict:
-        return self.doc.get("spec") or {}
 
     @property
     def world(self) -> dict:

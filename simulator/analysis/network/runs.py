@@ -17,6 +17,7 @@ from typing import Any
 import networkx as nx
 
 from simulator.analysis.network.twins import Twin, TwinIndex, is_theory_run
+from simulator.analysis.stored_run import StoredRun
 from simulator.domain.ids import content_hash
 from simulator.domain.network.graphs import snapshot_graphs as graphs_from_edges
 from simulator.domain.network_experiment import THEORY
@@ -30,19 +31,8 @@ def snapshot_graphs(spec: dict) -> list[nx.Graph]:
 
 
 @dataclass
-class OpinionRun:
+class OpinionRun(StoredRun):
     """One stored run: `doc` from `conversations`, `rows` from `network_rounds`."""
-
-    doc: dict
-    rows: list[dict]
-
-    @property
-    def id(self) -> str:
-        return str(self.doc["_id"])
-
-    @property
-    def spec(self) -> dict:
-        return self.doc.get("spec") or {}
 
     @property
     def settings(self) -> dict:

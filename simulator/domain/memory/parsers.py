@@ -1,0 +1,90 @@
+"""Reading the model's answers for the memory stream: importance ratings, salient questions,
+insights with the numbers of the records they rest on.
+
+Each parser says whether it fell back, so a run can count how often the model's words were not
+used (the spec: an unparseable importance becomes 4, recorded). Lenient where the meaning is
+plain ("Rating: 7/10", "**7**", "I'd say 7 out of 10", "7.0"), strict where it is not: number
+words ("seven") and ratings outside 1..10 fall back rather than being guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import NamedTuple
+
+from simulator.domain.memory.records import MAX_IMPORTANCE, MIN_IMPORTANCE
+
+FALLBACK_IMPORTANCE = 4
+_NUMBER = r"[-+]?\d+(?:\.\d+)?"
+_OUT_OF = re.compile(rf"({_NUMBER})\s*(?:/|out\s+of)\s*10\b", re.IGNORECASE)
+# "on a scale of 1 to 10", "(1-10)", "1 to 10": the scale, not the rating
+_SCALE = re.compile(
+    r"(?:\bscale\s+(?:of|from)\s+)?\b1\s*(?:-|–|to)\s*10\b(?!\s*(?:/|out\s+of))", re.IGNORECASE
+)
+_FIRST_NUMBER = re.compile(rf"(?<![\w.]){_NUMBER}")
+_LIST_MARK = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,2}[.):]|[A-Za-z][.)])\s+")
+_BECAUSE = re.compile(
+    r"[\s,;:.-]*\(\s*because\s+of\b(?P<cited>[^()]*)\)\s*[.;]?\s*$", re.IGNORECASE
+)
+_CITED_NUMBER = re.compile(r"\d+")
+
+
+class ImportanceRating(NamedTuple):
+    value: int  # 1..10
+    fallback: bool  # the reply held no rating in 1..10: `value` is FALLBACK_IMPORTANCE
+
+
+class Insight(NamedTuple):
+    text: str
+    evidence: list[int]  # the numbers of the records cited, as the model wrote them
+    fallback: bool  # no "(because of ...)" was found: the insight cites nothing
+
+
+def parse_importance(reply: str, fallback: int = FALLBACK_IMPORTANCE) -> ImportanceRating:
+    """The rating in a reply to "rate this memory from 1 to 10": "7", "Rating: 7/10" and
+    "7 out of 10" give 7; "seven", "11" or nothing give the fallback, flagged."""
+    text = (reply or "").strip().replace("**", "")
+    match = _OUT_OF.search(text)
+    if match is None:
+        match = _FIRST_NUMBER.search(_SCALE.sub(" ", text))
+    if match is None:
+        return ImportanceRating(fallback, True)
+    number = float(match.group(1) if match.re is _OUT_OF else match.group(0))
+    value = math.floor(number + 0.5)  # 7.5 -> 8: half up, not Python's half to even
+    if not MIN_IMPORTANCE <= value <= MAX_IMPORTANCE:
+        return ImportanceRating(fallback, True)
+    return ImportanceRating(int(value), False)
+
+
+def strip_list_mark(line: str) -> str:
+    """A list item without its "1.", "2)", "-" or "*" mark."""
+    return _LIST_MARK.sub("", line, count=1).strip()
+
+
+def parse_evidence(line: str) -> Insight:
+    """ "insight text (because of 0, 2)" -> ("insight text", [0, 2]); no "because of" -> the
+    whole line, no evidence, flagged. Numbers are kept as written (duplicates and out-of-range
+    ones included): `reflection.cited` decides which records they name."""
+    text = strip_list_mark(line)
+    match = _BECAUSE.search(text)
+    if match is None:
+        return Insight(text, [], True)
+    numbers = [int(n) for n in _CITED_NUMBER.findall(match.group("cited"))]
+    return Insight(text[: match.start()].strip(), numbers, False)
+
+
+def parse_insights(reply: str, limit: int = 5) -> list[Insight]:
+    """Up to `limit` insights, one per non-empty line of the reply (list marks removed)."""
+    found = [parse_evidence(line) for line in _lines(reply)]
+    return [insight for insight in found if insight.text][:limit]
+
+
+def parse_questions(reply: str, limit: int = 3) -> list[str]:
+    """Up to `limit` questions, one per non-empty line (list marks removed); an empty list
+    when the reply held none, for the caller to count."""
+    return [strip_list_mark(line) for line in _lines(reply)][:limit]
+
+
+def _lines(reply: str) -> list[str]:
+    return [line for line in (reply or "").splitlines() if strip_list_mark(line)]

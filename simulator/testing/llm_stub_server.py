@@ -1,5 +1,6 @@
 """A tiny stdlib HTTP server that speaks the Ollama and OpenAI chat protocols (and OpenAI's
-`/v1/moderations`, with deterministic keyword-based scores: see `stub_protocol.moderate`).
+`/v1/moderations`, with deterministic keyword-based scores: see `stub_protocol.moderate`, and
+`/v1/embeddings`, with vectors from a hash of each text: see `stub_embeddings`).
 
 Why: the real client libraries (``ollama``, ``openai``) should be exercised over loopback in tests
 and benchmarks without a model, and a user should be able to try the tool with no model at all.
@@ -75,6 +76,7 @@ class StubLLMServer:
         self.timeout_sleep_s = 5.0
         self.require_api_key: str | None = None
         self.pullable: set[str] | None = None  # None: any name can be pulled
+        self.embedding_dim = 64  # length of /v1/embeddings vectors unless a request asks
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -196,6 +198,16 @@ class StubLLMServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path in CHAT_PATHS]
+
+    @property
+    def embedding_batches(self) -> list[int]:
+        """How many texts each `/v1/embeddings` request carried, in arrival order."""
+        sizes = []
+        for r in self.requests:
+            if r.path == "/v1/embeddings" and isinstance(r.body, dict):
+                texts = r.body.get("input")
+                sizes.append(1 if isinstance(texts, str) else len(texts or []))
+        return sizes
 
     def clear_requests(self) -> None:
         with self._lock:

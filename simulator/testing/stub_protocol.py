@@ -1,4 +1,5 @@
-"""The wire side of the stub LLM server: HTTP handling for the Ollama and OpenAI protocols.
+"""The wire side of the stub LLM server: HTTP handling for the Ollama and OpenAI protocols
+(embeddings in stub_embeddings.py).
 
 Kept apart from `llm_stub_server.StubLLMServer` (the scriptable state and lifecycle) so each
 module has one job. The handler reads its replies and faults from `server.stub`.
@@ -22,6 +23,7 @@ from simulator.testing.stub_common import (
     fmt_seconds,
     openai_error,
 )
+from simulator.testing.stub_embeddings import EmbeddingRoutes
 from simulator.testing.stub_ollama import OllamaRoutes
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ class _Server(ThreadingHTTPServer):
         pass  # clients that time out or go away are normal here
 
 
-class _Handler(OllamaRoutes, BaseHTTPRequestHandler):
+class _Handler(OllamaRoutes, EmbeddingRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are separate writes
     server: _Server
@@ -325,4 +327,5 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, dict], None]] = {
     ("GET", "/v1/models"): _Handler._openai_models,
     ("POST", "/v1/chat/completions"): lambda h, b: h._chat(b, openai=True),
     ("POST", "/v1/moderations"): _Handler._openai_moderations,
+    ("POST", "/v1/embeddings"): _Handler._openai_embeddings,
 }

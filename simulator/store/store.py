@@ -18,6 +18,7 @@ from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
 from simulator.store.repositories.grid_steps import GridStepsRepository
+from simulator.store.repositories.memories import MemoriesRepository
 from simulator.store.repositories.messages import MessagesRepository
 from simulator.store.repositories.network_rounds import NetworkRoundsRepository
 from simulator.store.repositories.scores import ScoresRepository
@@ -37,6 +38,7 @@ class Store:
     scores: ScoresRepository
     grid_steps: GridStepsRepository
     network_rounds: NetworkRoundsRepository
+    memories: MemoriesRepository
     _group_commit: GroupCommit | None = field(default=None, repr=False)
 
     def group_commit(self) -> GroupCommit:
@@ -90,6 +92,7 @@ def open_store(connection: Connection) -> Store:
         ScoresRepository(db),
         GridStepsRepository(db),
         NetworkRoundsRepository(db),
+        MemoriesRepository(db),
     )
     repos = (
         store.users,
@@ -101,6 +104,7 @@ def open_store(connection: Connection) -> Store:
         store.scores,
         store.grid_steps,
         store.network_rounds,
+        store.memories,
     )
     store.experiments.import_hint = store.conversations.import_hint = store.import_command
     for repo in repos:

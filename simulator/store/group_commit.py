@@ -37,6 +37,7 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
 
 from simulator.store.counting import is_server_collection
+from simulator.store.embedded_writes import DirectTable, direct_table
 
 DUPLICATE_KEY = 11000
 FLUSH_DELAY_S = 0.002  # long enough to gather a loop's worth of replies, short against any LLM call
@@ -101,6 +102,7 @@ class GroupCommit:
             else None
         )
         self.stats = FlushStats()
+        self._tables: dict[str, DirectTable | None] = {}
 
     def insert(self, collection: str, document: dict) -> asyncio.Future[bool]:
         """Queue an insert; the future says True once stored, False when its `_id` was taken."""
@@ -183,6 +185,13 @@ class GroupCommit:
 
     def _write(self, collection: str, kind: Kind, ops: list[_Op]) -> list[bool | BaseException]:
         target = self._db[collection]
+        direct = self._direct_table(collection, target)
+        if direct is not None and kind == "insert" and direct.can_insert():
+            self.stats.round_trips += 1
+            return list(direct.insert([op.document for op in ops]))
+        if direct is not None and all(direct.can_update(op.query, op.document) for op in ops):
+            self.stats.round_trips += 1
+            return list(direct.update([(op.query, op.document) for op in ops]))  # type: ignore[misc]
         if kind == "insert":
             self.stats.round_trips += 1
             return _insert_many(target, [op.document for op in ops])
@@ -190,13 +199,20 @@ class GroupCommit:
             self.stats.round_trips += 1
             requests = [UpdateOne(op.query, {"$set": op.document}) for op in ops]
             return _bulk_outcomes(lambda: target.bulk_write(requests, ordered=False), len(ops))
-        # the embedded store has no round trips to save, and its bulk_write takes its own types
+        # mongomock's own update path: filters beyond an `_id`, unique indexes to check
         outcomes: list[bool | BaseException] = []
         for op in ops:
             self.stats.round_trips += 1
             target.update_one(op.query, {"$set": op.document})
             outcomes.append(True)
         return outcomes
+
+    def _direct_table(self, collection: str, target: Any) -> DirectTable | None:
+        """The embedded store's table a group of `collection` may be written to directly
+        (embedded_writes.py), looked up once; None on a server and on mongomock."""
+        if collection not in self._tables:
+            self._tables[collection] = None if self._executor else direct_table(target)
+        return self._tables[collection]
 
 
 def _insert_many(target: Any, documents: list[dict]) -> list[bool | BaseException]:

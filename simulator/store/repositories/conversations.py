@@ -21,6 +21,7 @@ from simulator.store.embedded import (
     newest,
     table_of,
 )
+from simulator.store.embedded_writes import set_fields_one
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index, ensure_sparse_unique
 
@@ -197,7 +198,7 @@ class ConversationsRepository:
             changes["started_at"] = now()
         elif status in FINISHED_STATUSES:
             changes["finished_at"] = now()
-        self._col.update_one(self.guard(conversation_id, lease_owner), {"$set": changes})
+        set_fields_one(self._col, self.guard(conversation_id, lease_owner), changes)
 
     def add_summary(
         self,
@@ -211,10 +212,8 @@ class ConversationsRepository:
         with `also` (the counters) in the same write."""
         with contextlib.suppress(DuplicateKeyError):
             self._summaries.insert_one(summary)
-        self._col.update_one(
-            self.guard(conversation_id, lease_owner),
-            {"$set": {"summaries": all_summaries, **(also or {})}},
-        )
+        fields = {"summaries": all_summaries, **(also or {})}
+        set_fields_one(self._col, self.guard(conversation_id, lease_owner), fields)
 
     def summaries(self, conversation_id: str) -> list[dict]:
         query = ours({"conversation_id": conversation_id})

@@ -9,14 +9,37 @@ import click
 
 from simulator import __version__
 from simulator.cli.context import AppContext
+from simulator.cli.lazy_group import LazyGroup
 from simulator.errors import UserError
 from simulator.logs import redact, start_session_logs
 from simulator.settings import load_env_file, log_dir
 
 log = logging.getLogger(__name__)
 
+# name -> (module, attribute): a command's module (and what it imports: analysis, reports,
+# the reference importer) loads only when that command runs, so `llm-sim run` starts without
+# them
+COMMANDS: dict[str, tuple[str, str]] = {
+    "experiment": ("simulator.cli.commands.experiment", "experiment"),
+    "conversation": ("simulator.cli.commands.conversation", "conversation"),
+    "run": ("simulator.cli.commands.run", "run_cmd"),
+    "sweep": ("simulator.cli.commands.sweep", "sweep"),
+    "demo": ("simulator.cli.commands.demo", "demo"),
+    "info": ("simulator.cli.commands.info", "info"),
+    "export": ("simulator.cli.commands.analysis", "export_cmd"),
+    "measures": ("simulator.cli.commands.analysis", "measures_cmd"),
+    "score": ("simulator.cli.commands.score", "score"),
+    "report": ("simulator.cli.commands.report", "report"),
+    "import": ("simulator.cli.commands.import_reference", "import_group"),
+}
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--db",
     "db",
@@ -38,37 +61,6 @@ def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | Non
         from simulator.cli.interactive.app import run_interactive
 
         run_interactive(app)
-
-
-def _register() -> None:
-    from simulator.cli.commands.analysis import export_cmd, measures_cmd
-    from simulator.cli.commands.conversation import conversation
-    from simulator.cli.commands.demo import demo
-    from simulator.cli.commands.experiment import experiment
-    from simulator.cli.commands.import_reference import import_group
-    from simulator.cli.commands.info import info
-    from simulator.cli.commands.report import report
-    from simulator.cli.commands.run import run_cmd
-    from simulator.cli.commands.score import score
-    from simulator.cli.commands.sweep import sweep
-
-    for command in (
-        experiment,
-        conversation,
-        run_cmd,
-        sweep,
-        demo,
-        info,
-        export_cmd,
-        measures_cmd,
-        score,
-        report,
-        import_group,
-    ):
-        cli.add_command(command)
-
-
-_register()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,8 +12,8 @@ least recently accessed (`sorted(..., key=last_accessed)` ascending, `decay ** i
 which gives the oldest record the most recency; we rank from the most recent, as the paper
 means, and `rank_oldest_first=True` reproduces the code as written.
 
-Everything is numpy over the whole stream at once: 10,000 records score in about a
-millisecond (bench/memory_retrieval.py), so no candidate pre-filter is needed.
+Everything is numpy over the whole stream at once: 10,000 records score in
+1-2 ms (bench/memory_retrieval.py), so no candidate pre-filter is needed.
 """
 
 from __future__ import annotations

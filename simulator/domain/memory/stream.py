@@ -3,7 +3,7 @@ arrays retrieval scores (importance, last access, unit-length vectors as one mat
 
 Why a matrix: retrieval scores every record against the query on every call, and 10,000
 records are one matrix-vector product (about a millisecond) when the vectors sit in one
-array, against tens of milliseconds rebuilt from a list each time. The arrays grow by
+array, against 100 ms or more rebuilt from lists each time. The arrays grow by
 doubling, so adding a record is amortised O(1). Nothing here embeds, asks a model or stores:
 the engine hands each record its vector and persists what `retrieve` marks as accessed.
 """

@@ -29,10 +29,10 @@ class CallLedger:
     Writes go through the store's group commit (store/group_commit.py) and are awaited: the
     request leaves only once its row is stored, the message only once the row is complete."""
 
-    def __init__(self, recorder: StoreRecorder, fixed: dict, prompt: dict | None):
+    def __init__(self, recorder: StoreRecorder, fixed: dict, messages: list[dict]):
         self._recorder = recorder
         self._fixed = fixed
-        self._prompt = prompt  # stored with the first row; None when this process stored it
+        self._messages: list[dict] | None = messages  # the prompt, stored with the first row
         self._rows: dict[int, str] = {}  # attempt number -> ledger row id
 
     async def begin(self, number: int, started_at: datetime) -> None:
@@ -46,7 +46,11 @@ class CallLedger:
             "created_at": started_at,
         }
         recorder = self._recorder
-        prompt, self._prompt = self._prompt, None
+        prompt = None
+        if self._messages is not None:  # built now, not when the call was queued (memory)
+            calls = recorder.store.calls
+            prompt = calls.prompt_document_for(self._fixed["prompt_hash"], self._messages)
+            self._messages = None
         # queued with the row, in the same flush: the prompts group goes out first, and a
         # failure there fails the row too (group_commit.ORDER)
         stored = recorder.writes().insert("prompts", prompt) if prompt is not None else None
@@ -219,13 +223,15 @@ class StoreRecorder:
         messages: list[dict],
         params: GenerationParams,
         base_url: str | None = None,
+        prompt_hash: str | None = None,
     ) -> CallLedger:
         """An `on_attempt` ledger that writes one row per attempt, before the request leaves.
 
         `index` is the position within the day of the message the call serves (for a summary,
-        the day's message count); `base_url` is the endpoint actually called.
+        the day's message count); `base_url` is the endpoint actually called; `prompt_hash`
+        the messages' hash when the caller has it already.
         """
-        digest, prompt = self.store.calls.prompt_document(messages)
+        digest = prompt_hash or self.store.calls.prompt_hash(messages)
         fixed = {
             "conversation_id": self.conversation_id,
             "purpose": purpose,
@@ -240,7 +246,7 @@ class StoreRecorder:
             "params": params.as_dict(),
             "prompt_hash": digest,
         }
-        return CallLedger(self, fixed, prompt)
+        return CallLedger(self, fixed, messages)
 
     def next_call_seq(self) -> int:
         self._call_seq += 1

@@ -109,7 +109,7 @@ class ActorCalls:
 
     async def one(self, call: ActorCall) -> Reply:
         recorder = self._recorder
-        digest, _ = recorder.store.calls.prompt_document(call.messages)
+        digest = recorder.store.calls.prompt_hash(call.messages)
         key = (call.purpose, call.step, call.index, call.agent or "", digest)
         stored = self._replay.pop(key, None)
         if stored is not None:
@@ -126,6 +126,7 @@ class ActorCalls:
             call.messages,
             call.params,
             backend.base_url,
+            prompt_hash=digest,
         )
         try:
             completion = await backend.chat(call.messages, call.params, on_attempt=on_attempt)

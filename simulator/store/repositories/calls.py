@@ -44,10 +44,23 @@ class CallsRepository:
         """
         text = canonical_json(messages)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return digest, self._document(digest, text)
+
+    def prompt_hash(self, messages: list[dict]) -> str:
+        """A prompt's hash alone: a step's calls are all built at once and wait for the pool,
+        so their ledgers build the stored text only when the request is about to leave."""
+        return hashlib.sha256(canonical_json(messages).encode("utf-8")).hexdigest()
+
+    def prompt_document_for(self, digest: str, messages: list[dict]) -> dict | None:
+        """The document that stores a prompt whose hash is known (None: this process stored it)."""
         if digest in self._known_prompts:
-            return digest, None
-        document = {"_id": digest, "messages_json": text, "schema_version": PROMPT_SCHEMA_VERSION}
-        return digest, document
+            return None
+        return self._document(digest, canonical_json(messages))
+
+    def _document(self, digest: str, text: str) -> dict | None:
+        if digest in self._known_prompts:
+            return None
+        return {"_id": digest, "messages_json": text, "schema_version": PROMPT_SCHEMA_VERSION}
 
     def remember_prompt(self, digest: str) -> None:
         """A prompt now stored (by this process or another): later calls skip writing it."""

@@ -1,4 +1,4 @@
-"""`llm-sim conversation list|show|delete|favourite`."""
+"""`llm-sim conversation list|show|memory|delete|favourite`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
+from simulator.domain.memory.records import MEMORY_TYPES
 from simulator.errors import UserError
 from simulator.services import conversations as service
 from simulator.services.experiments import foreign_note
@@ -17,7 +18,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 @click.group()
 def conversation() -> None:
-    """List, show, favourite and delete conversations."""
+    """List, show, favourite and delete conversations; browse a run's memories."""
 
 
 @conversation.command("list")
@@ -74,6 +75,35 @@ def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json:
     show_transcript(app.console, data)
     if calls is not None:
         show_prompts(app.console, calls)
+
+
+@conversation.command("memory")
+@click.argument("run_id")
+@click.option("--agent", help="Only this agent (its name, or its index from 0).")
+@click.option("--type", "kind", type=click.Choice(MEMORY_TYPES), help="Only memories of this type.")
+@click.option("--tree", is_flag=True, help="Show each thought over the records it rests on.")
+@click.option("--step", type=int, help="Show what the prompts of this step (round) showed.")
+@json_option
+@click.pass_obj
+def memory_cmd(
+    app: AppContext,
+    run_id: str,
+    agent: str | None,
+    kind: str | None,
+    tree: bool,
+    step: int | None,
+    as_json: bool,
+) -> None:
+    """Browse a run's memory streams: each agent's memories over time with their importance,
+    the evidence under each thought (--tree), and what one step's prompts showed (--step)."""
+    from simulator.analysis.memory_browser import browse_memories
+    from simulator.cli.memory_view import show_memories
+
+    browse = browse_memories(app.store, run_id, agent=agent, type=kind, step=step)
+    if as_json:
+        app.print_json(browse.to_json())
+    else:
+        show_memories(app.console, browse, tree=tree)
 
 
 @conversation.command("favourite")

@@ -81,13 +81,35 @@ def print_header(app: AppContext, spec: GridSpec) -> None:
     w = spec.world
     line = (
         f"grid: {w.agents} agents on {w.width} x {w.height}{' torus' if w.torus else ''}, "
-        f"message radius {w.radius}, {w.steps} steps ({spec.calls:,} calls: message, memory "
-        "and move per agent per step)"
+        f"message radius {w.radius}, {w.steps} steps ({spec.calls:,} calls: "
+        + (
+            "message, memory and move per agent per step)"
+            if spec.memory.kind == "summary"
+            else "message and move per agent per step"
+            + (
+                ", plus the memory stream's ratings and reflections)"
+                if spec.memory.is_stream
+                else ")"
+            )
+        )
     )
+    if spec.memory.kind != "summary":
+        app.err.print(f"memory: {_memory_line(spec)}", markup=False, highlight=False)
     app.err.print(line, markup=False, highlight=False)
     app.err.print(f"model: {llm_name(spec.llm)}", markup=False, highlight=False)
     for note in spec.defaults_applied:
         app.err.print(f"default: {note}", markup=False, highlight=False)
+
+
+def _memory_line(spec: GridSpec) -> str:
+    m = spec.memory
+    if not m.is_stream:
+        return "none (nothing carried between steps)"
+    return (
+        f"stream: retrieval {m.retrieval} (top {m.top_k}), reflection "
+        + (f"at importance {m.reflection_threshold}" if m.reflection else "off")
+        + f", embedder {m.embedder}, {m.minutes_per_step} simulated minutes a step"
+    )
 
 
 def run_grid_cli(

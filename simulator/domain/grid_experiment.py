@@ -15,10 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.grid import INITIAL_MEMORY, Position, agent_names, initial_positions
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.memory.settings import MemorySettings
 
 GRID_KIND = "grid"
 TEMPLATE_FIELDS = ("name", "x", "y", "width", "height", "agents", "radius", "memory", "messages")
-GRID_FIELDS = ("llms", "world", "prompts")  # what a stored grid experiment keeps under `spec`
+GRID_FIELDS = (
+    "llms",
+    "world",
+    "prompts",
+    "memory",
+)  # what a stored grid experiment keeps under `spec`
 STAGES = ("message", "memory", "move")  # the three calls of every agent in every step
 MAX_GRID_SIDE = 1000
 MAX_GRID_AGENTS = 1000
@@ -107,6 +113,9 @@ class GridExperiment(BaseModel):
     llms: list[LLMChoice] = Field(min_length=1)
     world: GridWorld = Field(default_factory=GridWorld)
     prompts: GridPrompts
+    # summary: the rolling self-summary (the `memory` stage); stream: a memory stream
+    # (retrieved into {memory}, no memory stage); none: {memory} is always empty
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     @model_validator(mode="after")
     def _unique_llms(self) -> GridExperiment:
@@ -129,6 +138,7 @@ class GridSpec(BaseModel):
     llm: LLMChoice
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     defaults_applied: list[str] = Field(default_factory=list)
+    memory: MemorySettings = Field(default_factory=MemorySettings)  # resolved: no value unset
 
     @field_validator("start")
     @classmethod
@@ -149,8 +159,10 @@ class GridSpec(BaseModel):
 
     @property
     def calls(self) -> int:
-        """LLM calls of the whole run: three per agent per step."""
-        return len(STAGES) * self.world.agents * self.world.steps
+        """LLM calls of the whole run: three per agent per step with the summary memory, two
+        (message, move) otherwise; a memory stream adds its own (ratings, reflections)."""
+        stages = len(STAGES) if self.memory.kind == "summary" else len(STAGES) - 1
+        return stages * self.world.agents * self.world.steps
 
 
 def is_grid(data: dict | None) -> bool:

@@ -16,11 +16,15 @@ from simulator.domain import grid
 from simulator.domain.grid_experiment import STAGES, GridExperiment, GridSpec
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
+from simulator.engine.memory_keeper import MemoryKeeper, Perceived
 from simulator.engine.recorder import StoreRecorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
+from simulator.llm.embeddings import Embedder
+from simulator.prompting.memory_prompts import recalled_text
 
+NOTHING_RECALLED = "(nothing yet)"  # {memory} of a stream with no record
 MOVE_FALLBACKS = "move_fallbacks"  # counter: move replies that named no command (agent stayed)
 PURPOSES = {stage: f"grid_{stage}" for stage in STAGES}
 
@@ -36,6 +40,7 @@ class GridRun:
     recorder: StoreRecorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
 
 
 @dataclass
@@ -92,6 +97,7 @@ class GridCommunity:
         self.state = GridState(0, [], [], [])
         self.partial: set[str] = set()  # row ids of the next step stored by a killed run
         self.calls = ActorCalls(run.recorder, run.llms)
+        self.keeper: MemoryKeeper | None = None
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
@@ -105,6 +111,19 @@ class GridCommunity:
                 recorder.counters["messages"] += 1
                 recorder.counters[MOVE_FALLBACKS] += int(bool(row.get("move_fallback")))
         self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
+        if self.spec.memory.is_stream:
+            assert run.embedder is not None, "a memory stream needs an embedder"
+            self.keeper = MemoryKeeper(
+                run.run_id,
+                self.names,
+                self.spec.memory,
+                recorder.store,
+                run.embedder,
+                self.spec.llm,
+                recorder.counters,
+                self.spec.seed,
+            )
+            self.keeper.load(self.state.step)
         run.on_event(
             ev.GridPlanned(
                 run.run_id,
@@ -172,9 +191,9 @@ class GridCommunity:
         run, world, step = self.run_, self.world, state.step + 1
         positions = state.positions
         run.on_event(ev.GridStepStarted(run.run_id, step))
+        shown, recalled = await self._recall(step, state.memories, state.received)
         fields = [
-            self._fields(i, positions[i], state.memories[i], state.received[i])
-            for i in range(world.agents)
+            self._fields(i, positions[i], shown[i], state.received[i]) for i in range(world.agents)
         ]
         messages = [text.strip() for text in await self._stage(0, step, fields)]
         recipients, senders = grid.delivery(
@@ -183,11 +202,16 @@ class GridCommunity:
         received = [
             grid.received_text(self.names, messages, senders[i]) for i in range(world.agents)
         ]
-        fields = [
-            self._fields(i, positions[i], state.memories[i], received[i])
-            for i in range(world.agents)
-        ]
-        memories = [text.strip() for text in await self._stage(1, step, fields)]
+        if self.spec.memory.kind == "summary":
+            fields = [
+                self._fields(i, positions[i], state.memories[i], received[i])
+                for i in range(world.agents)
+            ]
+            memories = [text.strip() for text in await self._stage(1, step, fields)]
+        else:
+            await self._perceive(step, messages, senders)
+            memories, also = await self._recall(step, shown, received)
+            recalled = [list(dict.fromkeys(a + b)) for a, b in zip(recalled, also, strict=True)]
         fields = [
             self._fields(i, positions[i], memories[i], received[i]) for i in range(world.agents)
         ]
@@ -213,6 +237,7 @@ class GridCommunity:
                 "move_reply": replies[i],
                 "move": parsed[i][0],
                 "move_fallback": parsed[i][1],
+                **({"retrieved": recalled[i]} if self.keeper is not None else {}),
             }
             for i in range(world.agents)
         ]
@@ -220,3 +245,29 @@ class GridCommunity:
         run.recorder.counters[MOVE_FALLBACKS] += sum(fallback for _, fallback in parsed)
         run.on_event(ev.GridStepStored(run.run_id, step, rows))
         return GridState(step, after, memories, received)
+
+    async def _recall(
+        self, step: int, carried: list[str], queries: list[str]
+    ) -> tuple[list[str], list[list[str]]]:
+        """What fills each agent's {memory}, and the ids of the records it shows: the summary
+        carried from the last step, nothing, or the stream's records retrieved for `queries`
+        (what the agent heard last)."""
+        if self.keeper is None:
+            empty = self.spec.memory.kind == "none"
+            return ([""] * len(carried) if empty else list(carried)), [[] for _ in carried]
+        found = await self.keeper.recall(step, queries)
+        texts = [recalled_text(records, NOTHING_RECALLED) for records in found]
+        return texts, [[r.id for r in records] for records in found]
+
+    async def _perceive(self, step: int, messages: list[str], senders: list[list[int]]) -> None:
+        """Each agent's step as records of its stream: what it said, what each sender said."""
+        if self.keeper is None:
+            return
+        perceived = []
+        for i in range(self.world.agents):
+            if messages[i]:
+                perceived.append(Perceived(i, "chat", f"I said: {messages[i]}"))
+            for j in senders[i]:
+                if j != i and messages[j]:
+                    perceived.append(Perceived(i, "chat", f"{self.names[j]} said: {messages[j]}"))
+        await self.keeper.observe(self.calls, step, perceived)

@@ -14,6 +14,7 @@ from simulator.engine.conversation import llm_name
 from simulator.engine.grid_run import GridRun, run_grid
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
+from simulator.llm.embeddings import create_embedder
 from simulator.services import world_runs
 from simulator.services.conversations import (
     RunOutcome,
@@ -62,7 +63,17 @@ def build_spec(
     if seed is None:
         notes.append("seed: none (positions and sampling are not reproducible)")
     start = world_model.starting_positions(seed)
-    return GridSpec(world=world_model, start=start, llm=choice, seed=seed, defaults_applied=notes)
+    memory, memory_notes = experiment.memory.resolved()
+    if memory.is_stream:
+        create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+    return GridSpec(
+        world=world_model,
+        start=start,
+        llm=choice,
+        seed=seed,
+        defaults_applied=notes + memory_notes,
+        memory=memory,
+    )
 
 
 def run_document(
@@ -99,14 +110,16 @@ async def run(
     if experiment is None:
         experiment = GridExperiment.from_stored(experiment_snapshot(store, doc))
     recorder = recorder_for(store, doc, on_call, lease_owner)
+    spec = GridSpec.model_validate(doc["spec"])
     grid_run = GridRun(
         run_id,
         experiment,
-        GridSpec.model_validate(doc["spec"]),
+        spec,
         llms,
         recorder,
         on_event,
         stop or asyncio.Event(),
+        create_embedder(spec.memory.embedder) if spec.memory.is_stream else None,
     )
     status = await run_grid(grid_run)
     return RunOutcome(run_id, status, recorder.error, dict(recorder.counters))

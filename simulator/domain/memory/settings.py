@@ -1,0 +1,73 @@
+"""What an experiment's agents remember between steps: the `memory:` block. Pure data.
+
+`kind` picks the memory: `summary` (the world's own: the grid's rolling self-summary, written
+by the model each step; the default, so every experiment stored before memory streams runs as
+it did), `stream` (Park et al.'s memory stream: every observation a record rated for
+importance, embedded, retrieved by recency, importance and relevance into the prompt, with
+reflections when the summed importance passes the threshold), or `none` (nothing carried: the
+paper's "no memory" ablation). Each stream setting left unset is noted, with the value used,
+in the run header and on the stored spec (`notes`), so a reader knows what decided the run.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from simulator.domain.memory.reflection import PAPER_REFLECTION, REFERENCE_REFLECTION
+from simulator.domain.memory.retrieval import PRESETS, RetrievalSettings
+
+MemoryKind = Literal["summary", "stream", "none"]
+DEFAULT_EMBEDDER = "minilm"
+DEFAULT_MINUTES_PER_STEP = 10
+REFLECTION_THRESHOLDS = {
+    "paper": PAPER_REFLECTION.threshold,
+    "reference": REFERENCE_REFLECTION.threshold,
+}
+# the paper's ablation as a sweep factor: the memory block each level runs with
+ABLATIONS: dict[str, dict] = {
+    "full": {"kind": "stream", "reflection": True},
+    "no_reflection": {"kind": "stream", "reflection": False},
+    "no_memory": {"kind": "none"},
+}
+
+
+class MemorySettings(BaseModel):
+    """The `memory:` block of an experiment, and of a run's spec once every value is fixed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: MemoryKind = "summary"
+    retrieval: Literal["paper", "reference"] | None = None  # weights, decay and top k
+    top_k: int | None = Field(default=None, ge=1, le=1000)
+    reflection: bool | None = None
+    reflection_threshold: int | None = Field(default=None, ge=1, le=100_000)
+    embedder: str | None = Field(default=None, min_length=1, max_length=300)
+    minutes_per_step: int | None = Field(default=None, ge=1, le=24 * 60)
+
+    @property
+    def is_stream(self) -> bool:
+        return self.kind == "stream"
+
+    def resolved(self) -> tuple[MemorySettings, list[str]]:
+        """Every unset stream value filled with its default, and a note for each one filled."""
+        if not self.is_stream:
+            return self, []
+        preset = self.retrieval or "paper"
+        defaults = {
+            "retrieval": preset,
+            "top_k": PRESETS[preset].top_k,
+            "reflection": True,
+            "reflection_threshold": REFLECTION_THRESHOLDS[preset],
+            "embedder": DEFAULT_EMBEDDER,
+            "minutes_per_step": DEFAULT_MINUTES_PER_STEP,
+        }
+        filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
+        notes = [f"memory.{k}: {v} (not given)" for k, v in filled.items()]
+        return self.model_copy(update=filled), notes
+
+    def retrieval_settings(self) -> RetrievalSettings:
+        """The retrieval preset with this block's top k (call on a resolved block)."""
+        preset = PRESETS[self.retrieval or "paper"]
+        return preset.model_copy(update={"top_k": self.top_k or preset.top_k})

@@ -1,0 +1,242 @@
+"""The memory streams of one run's agents, as a world's step uses them: observe, recall, reflect.
+
+A world hands the keeper what each agent perceived (`observe`), asks what each one recalls for
+a query (`recall`), and the keeper does the rest: one importance call per new record (purpose
+`memory_importance`, temperature 0), one embedding batch per step, the records stored with
+deterministic ids, and a reflection (`memory_questions`, then per question `memory_insights`,
+each insight rated and stored as a thought citing its evidence) for every agent whose summed
+importance reached the threshold. Every call goes through the step's ActorCalls, so the ledger
+holds it and a resumed run replays it.
+
+Resume: `load(complete_step)` rebuilds each stream from the stored records made up to the end
+of the last complete step; records of the step that was cut short are kept aside, and when the
+rerun of that step makes the same record again (same id, same text) its stored importance and
+vector are used: nothing stored is re-rated or re-embedded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.domain.experiment import LLMChoice
+from simulator.domain.memory.agent_memory import AgentMemory
+from simulator.domain.memory.parsers import parse_importance, parse_insights, parse_questions
+from simulator.domain.memory.records import MemoryRecord, MemoryType, memory_id
+from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
+from simulator.domain.memory.settings import MemorySettings
+from simulator.domain.params import GenerationParams
+from simulator.engine.step_calls import ActorCall, ActorCalls
+from simulator.llm.embeddings import Embedder, aembed
+from simulator.prompting import memory_prompts as mp
+from simulator.store.store import Store
+
+IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not parse (4 used)
+REFLECTIONS = "reflections"  # counter: reflections run
+INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evidence
+RATING = GenerationParams(temperature=0.0, max_tokens=8)
+
+
+@dataclass(frozen=True)
+class Perceived:
+    """One thing an agent perceived in a step, to become a record of its stream."""
+
+    agent: int
+    type: MemoryType
+    text: str
+
+
+class MemoryKeeper:
+    def __init__(
+        self,
+        run_id: str,
+        names: list[str],
+        settings: MemorySettings,
+        store: Store,
+        embedder: Embedder,
+        llm: LLMChoice,
+        counters: dict[str, int],
+        seed: int | None = None,
+    ) -> None:
+        self.run_id, self.names, self.settings = run_id, names, settings
+        self._store, self._embedder, self._llm = store, embedder, llm
+        self._counters, self._seed = counters, seed
+        for name in (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS):
+            counters.setdefault(name, 0)
+        preset = REFLECTION_PRESETS[settings.retrieval or "paper"]
+        self._reflection = preset.model_copy(
+            update={"threshold": settings.reflection_threshold or preset.threshold}
+        )
+        self.memories = [self._empty(i) for i in range(len(names))]
+        self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
+
+    def minute(self, step: int) -> int:
+        """Simulated minutes at the end of `step` (step 0: the run's start)."""
+        return step * (self.settings.minutes_per_step or 1)
+
+    def load(self, complete_step: int) -> None:
+        """Each agent's stream as it stood after `complete_step` (see the module docstring)."""
+        limit = self.minute(complete_step)
+        for i in range(len(self.names)):
+            stored = self._store.memories.load(self.run_id, i)
+            kept = list(zip(stored.records, stored.vectors, strict=True))
+            cut = next(
+                (n for n, (r, v) in enumerate(kept) if r.created > limit or v is None), len(kept)
+            )
+            done = kept[:cut]
+            for record, vector in kept[cut:]:
+                self._kept_aside[record.id] = (record, vector)
+            records = [r for r, _ in done]
+            matrix = np.stack([v for _, v in done]) if done else np.zeros((0, 0))
+            self.memories[i] = (
+                AgentMemory.from_stored(
+                    records, matrix, self.settings.retrieval_settings(), self._reflection
+                )
+                if records
+                else self._empty(i)
+            )
+
+    async def observe(self, calls: ActorCalls, step: int, perceived: list[Perceived]) -> None:
+        """Store what each agent perceived as records, then reflect where the threshold was
+        reached (and reflection is on)."""
+        now = self.minute(step)
+        records = await self._records(
+            calls, step, now, [(p.agent, p.type, p.text, []) for p in perceived]
+        )
+        reflect = [r.agent_index for r, fires in records if fires]
+        if self.settings.reflection:
+            for agent in dict.fromkeys(reflect):
+                await self._reflect(calls, step, now, agent)
+
+    async def recall(self, step: int, queries: list[str]) -> list[list[MemoryRecord]]:
+        """What each agent (query i for agent i) retrieves at `step`, best first; the records'
+        last access is stored."""
+        now = self.minute(step)
+        vectors = await aembed(self._embedder, queries)
+        found = [m.retrieve(vectors[i], now) for i, m in enumerate(self.memories)]
+        self._store.memories.touch([r.id for records in found for r in records], now)
+        return found
+
+    async def _records(
+        self,
+        calls: ActorCalls,
+        step: int,
+        now: int,
+        wanted: list[tuple[int, MemoryType, str, list[str]]],
+    ) -> list[tuple[MemoryRecord, bool]]:
+        """Rate, embed, store and remember new records (agent, type, text, evidence ids), in
+        order; each with whether it brought its agent to the reflection threshold."""
+        seqs: dict[int, int] = {}
+        planned = []
+        for agent, kind, text, evidence in wanted:
+            seq = seqs.get(agent, self.memories[agent].stream.next_seq)
+            seqs[agent] = seq + 1
+            stored = self._kept_aside.get(memory_id(self.run_id, agent, seq))
+            reuse = stored if stored and stored[0].text == text and stored[1] is not None else None
+            planned.append((agent, kind, text, evidence, seq, reuse))
+        to_rate = [p for p in planned if p[5] is None]
+        replies = await calls.run([self._rating_call(step, p[0], p[4], p[2]) for p in to_rate])
+        ratings = {
+            (p[0], p[4]): parse_importance(r.text) for p, r in zip(to_rate, replies, strict=True)
+        }
+        fresh_texts = [p[2] for p in to_rate]
+        fresh_vectors = await aembed(self._embedder, fresh_texts) if fresh_texts else None
+        vectors = iter([] if fresh_vectors is None else list(fresh_vectors))
+        made: list[tuple[MemoryRecord, np.ndarray, bool]] = []
+        for agent, kind, text, evidence, seq, reuse in planned:
+            memory = self.memories[agent]
+            if reuse is not None:
+                record, vector = reuse[0], reuse[1]
+            else:
+                rating = ratings[(agent, seq)]
+                self._counters[IMPORTANCE_FALLBACKS] += int(rating.fallback)
+                record = memory.stream.make(
+                    kind,
+                    text,
+                    now,
+                    rating.value,
+                    importance_fallback=rating.fallback,
+                    evidence_ids=evidence,
+                )
+                vector = next(vectors)
+            made.append((record, vector, memory.remember(record, vector)))
+        new = [(r, v) for r, v, _ in made if r.id not in self._kept_aside]
+        if new:
+            self._store.memories.insert(
+                [r for r, _ in new], np.stack([v for _, v in new]), self._embedder.name
+            )
+        return [(r, fires) for r, _, fires in made]
+
+    async def _reflect(self, calls: ActorCalls, step: int, now: int, agent: int) -> None:
+        """Questions over the recent records, retrieval per question, insights per question
+        stored as thoughts citing what they rest on."""
+        memory = self.memories[agent]
+        settings = self._reflection
+        window = memory.reflection_window()
+        seq = memory.stream.next_seq  # names this reflection's calls in the ledger
+        [reply] = await calls.run(
+            [
+                self._call(
+                    "memory_questions",
+                    step,
+                    agent,
+                    seq,
+                    mp.questions_messages(window, settings.questions),
+                )
+            ]
+        )
+        questions = parse_questions(reply.text, settings.questions)
+        self._counters[REFLECTIONS] += 1
+        if not questions:
+            return
+        vectors = await aembed(self._embedder, questions)
+        shown = [memory.retrieve(vector, now) for vector in vectors]
+        self._store.memories.touch([r.id for records in shown for r in records], now)
+        asks = [
+            self._call(
+                "memory_insights",
+                step,
+                agent,
+                seq * 10 + q,
+                mp.insights_messages(self.names[agent], records, settings.insights),
+            )
+            for q, records in enumerate(shown)
+        ]
+        wanted: list[tuple[int, MemoryType, str, list[str]]] = []
+        for records, answer in zip(shown, await calls.run(asks), strict=True):
+            for insight in parse_insights(answer.text, settings.insights):
+                self._counters[INSIGHT_FALLBACKS] += int(insight.fallback)
+                evidence = [r.id for r in cited(insight.evidence, records)]
+                wanted.append((agent, "thought", insight.text, evidence))
+        await self._records(calls, step, now, wanted)
+
+    def _rating_call(self, step: int, agent: int, seq: int, text: str) -> ActorCall:
+        messages = mp.importance_messages(self.names[agent], text)
+        return self._call("memory_importance", step, agent, seq, messages, RATING)
+
+    def _call(
+        self,
+        purpose: str,
+        step: int,
+        agent: int,
+        index: int,
+        messages: list[dict],
+        params: GenerationParams | None = None,
+    ) -> ActorCall:
+        """One memory call; with a run seed, its own seed derived from where it sits."""
+        merged = self._llm.params.merge(params)
+        if self._seed is not None:
+            where = hashlib.sha256(f"{purpose}:{step}:{agent}:{index}".encode()).digest()
+            offset = int.from_bytes(where[:4], "little")
+            merged = merged.merge(GenerationParams(seed=(self._seed + offset) % 2**32))
+        label = f"{self.names[agent]}'s {purpose} call {index} of step {step}"
+        return ActorCall(
+            purpose, step, index, self.names[agent], self._llm, messages, merged, label
+        )
+
+    def _empty(self, agent: int) -> AgentMemory:
+        return AgentMemory.empty(
+            self.run_id, agent, self.settings.retrieval_settings(), self._reflection
+        )

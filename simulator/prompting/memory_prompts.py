@@ -1,0 +1,63 @@
+"""The memory stream's own prompts (Park et al. 2023, Appendix and the reference code's
+templates, shortened): rate a memory, ask the salient questions, infer insights with evidence.
+
+Each is one user message sent alone, so a reviewer can read exactly what the model was asked
+(the ledger stores it). Statements are numbered from 0 in the insight prompt: the
+reference code's insight template numbers them from 0, and `reflection.cited` reads the numbers
+the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simulator.domain.memory.records import MemoryRecord
+
+NUMBER_BASE = 0  # the first statement shown is "0.", as `reflection.cited` counts
+
+IMPORTANCE = (
+    "On the scale of 1 to 10, where 1 is purely mundane (e.g., brushing teeth, making bed) "
+    "and 10 is extremely poignant (e.g., a break up, college acceptance), rate the likely "
+    "poignancy of the following piece of memory of {name}.\n"
+    "Memory: {memory}\n"
+    "Answer with one integer from 1 to 10.\n"
+    "Rating:"
+)
+QUESTIONS = (
+    "{statements}\n\n"
+    "Given only the information above, what are the {count} most salient high-level "
+    "questions we can answer about the subjects in the statements? Write one question per line."
+)
+INSIGHTS = (
+    "Statements about {name}\n{statements}\n\n"
+    "What {count} high-level insights can you infer from the above statements? Write one per "
+    "line, each followed by the numbers of the statements it rests on, in this format:\n"
+    "insight (because of 1, 5, 3)"
+)
+
+
+def _user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def importance_messages(name: str, memory: str) -> list[dict]:
+    return _user(IMPORTANCE.format(name=name, memory=memory))
+
+
+def numbered(records: Sequence[MemoryRecord]) -> str:
+    return "\n".join(f"{i + NUMBER_BASE}. {r.text}" for i, r in enumerate(records))
+
+
+def questions_messages(records: Sequence[MemoryRecord], count: int) -> list[dict]:
+    return _user(QUESTIONS.format(statements=numbered(records), count=count))
+
+
+def insights_messages(name: str, records: Sequence[MemoryRecord], count: int) -> list[dict]:
+    return _user(INSIGHTS.format(name=name, statements=numbered(records), count=count))
+
+
+def recalled_text(records: Sequence[MemoryRecord], empty: str) -> str:
+    """What the world's `{memory}` field shows: the retrieved records, best first."""
+    if not records:
+        return empty
+    return "\n".join(f"- {r.text}" for r in records)

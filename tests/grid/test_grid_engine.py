@@ -7,7 +7,7 @@ import asyncio
 from collections import Counter
 
 import pytest
-from grid_helpers import grid_view, scripted
+from grid_helpers import grid_view, run_grid, scripted
 
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
@@ -100,24 +100,5 @@ def test_an_interrupted_step_resumes_without_repeating_a_stored_call(store, stub
 
 def _interrupt_after(store, run_id, finished_calls: int) -> str:
     """Run, and cancel the run (as Ctrl-C does) once `finished_calls` calls have finished."""
-
-    async def go():
-        llms = LLMAccess(policy=RetryPolicy.no_wait(1))
-        finished = 0
-
-        def on_call(call: dict) -> None:
-            nonlocal finished
-            finished += 1
-            if finished == finished_calls:
-                task.cancel()
-
-        task = asyncio.create_task(grid_runs.run(store, run_id, llms, on_call=on_call))
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        finally:
-            await llms.aclose()
-        return store.conversations.get(run_id)["status"]
-
-    return asyncio.run(go())
+    assert run_grid(store, run_id, cancel_after=finished_calls) is None
+    return store.conversations.get(run_id)["status"]

@@ -5,7 +5,6 @@ records; a run cancelled mid-step resumes to the same stream without rating anyt
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,11 +13,9 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
-from grid_helpers import GRID_YAML
+from grid_helpers import GRID_YAML, run_grid
 
 from simulator.errors import UserError
-from simulator.llm.access import LLMAccess
-from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
@@ -63,28 +60,6 @@ def _start(store, tmp_path, memory: dict, steps: int = 3):
     return spec, grid_runs.create(store, view, spec, "alice")["_id"]
 
 
-def _run(store, run_id, cancel_after: int | None = None):
-    async def go():
-        llms = LLMAccess(policy=RetryPolicy.no_wait(1))
-        finished = 0
-
-        def on_call(call: dict) -> None:
-            nonlocal finished
-            finished += 1
-            if finished == cancel_after:
-                task.cancel()
-
-        task = asyncio.create_task(grid_runs.run(store, run_id, llms, on_call=on_call))
-        try:
-            return await task
-        except asyncio.CancelledError:
-            return None
-        finally:
-            await llms.aclose()
-
-    return asyncio.run(go())
-
-
 def _streams(store, run_id) -> list[list[tuple]]:
     return [
         [
@@ -99,7 +74,7 @@ def test_heard_messages_become_records_and_reflections_cite_them(store, stub, tm
     spec, run_id = _start(store, tmp_path, STREAM)
     assert "memory.retrieval: paper (not given)" in spec.defaults_applied
     assert spec.memory.minutes_per_step == 10 and spec.calls == 18  # message and move only
-    outcome = _run(store, run_id)
+    outcome = run_grid(store, run_id)
     assert outcome.status == "done", outcome.error
     purposes = Counter(c["purpose"] for c in store.calls.for_conversation(run_id))
     # a step: 3 chats per agent (its own and two heard), 7 each: 21 >= 20, one reflection
@@ -148,14 +123,14 @@ def test_a_run_cancelled_mid_step_resumes_to_the_same_stream_rating_nothing_twic
     store, stub, tmp_path
 ):
     _, whole = _start(store, tmp_path, STREAM)
-    assert _run(store, whole).status == "done"
+    assert run_grid(store, whole).status == "done"
     _, cut = _start(store, tmp_path, STREAM)
     # step 1 is 36 calls; 51 is inside step 2's reflection: its chats are stored, its row not
-    assert _run(store, cut, cancel_after=51) is None
+    assert run_grid(store, cut, cancel_after=51) is None
     assert store.conversations.get(cut)["status"] == "interrupted"
     assert {r["step"] for r in store.grid_steps.for_run(cut)} == {1}
     assert any(r.created == 20 for r in store.memories.stream(cut, 0))
-    assert _run(store, cut).status == "done"
+    assert run_grid(store, cut).status == "done"
 
     def shape(run_id):  # ids without the run's own prefix
         return [
@@ -177,7 +152,7 @@ def test_a_run_cancelled_mid_step_resumes_to_the_same_stream_rating_nothing_twic
 def test_no_memory_sends_no_memory_stage_and_shows_nothing(store, stub, tmp_path):
     spec, run_id = _start(store, tmp_path, {"kind": "none"}, steps=2)
     assert spec.calls == 12
-    assert _run(store, run_id).status == "done"
+    assert run_grid(store, run_id).status == "done"
     purposes = Counter(c["purpose"] for c in store.calls.for_conversation(run_id))
     assert purposes == {"grid_message": 6, "grid_move": 6}
     assert all(

@@ -18,13 +18,20 @@ from simulator.domain.limits import MAX_SEED
 from simulator.domain.memory.settings import MemorySettings
 
 GRID_KIND = "grid"
-TEMPLATE_FIELDS = ("name", "x", "y", "width", "height", "agents", "radius", "memory", "messages")
-GRID_FIELDS = (
-    "llms",
-    "world",
-    "prompts",
+TEMPLATE_FIELDS = (
+    "name",
+    "x",
+    "y",
+    "width",
+    "height",
+    "agents",
+    "radius",
     "memory",
-)  # what a stored grid experiment keeps under `spec`
+    "messages",
+    "identity",  # the agent's persona (`personas`); empty without one
+)
+# what a stored grid experiment keeps under `spec`
+GRID_FIELDS = ("llms", "world", "prompts", "memory", "personas")
 STAGES = ("message", "memory", "move")  # the three calls of every agent in every step
 MAX_GRID_SIDE = 1000
 MAX_GRID_AGENTS = 1000
@@ -61,6 +68,24 @@ def check_template(text: str, where: str) -> None:
                 f"{where}: unknown field {{{field}}}; the fields are "
                 + " ".join(f"{{{name}}}" for name in TEMPLATE_FIELDS)
             )
+
+
+class Persona(BaseModel):
+    """Who one agent is (`{identity}` in its prompts) and what it remembers at the start: its
+    seed memories (the stream's first records, each rated; the summary memory's first text)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    identity: str = Field(default="", max_length=5000)
+    memories: list[str] = Field(default_factory=list, max_length=100)
+
+    @field_validator("memories")
+    @classmethod
+    def _texts(cls, value: list[str]) -> list[str]:
+        for i, text in enumerate(value):
+            if not text.strip() or len(text) > 2000:
+                raise ValueError(f"memories[{i}] must hold 1 to 2,000 characters")
+        return [text.strip() for text in value]
 
 
 class GridWorld(BaseModel):
@@ -116,10 +141,17 @@ class GridExperiment(BaseModel):
     # summary: the rolling self-summary (the `memory` stage); stream: a memory stream
     # (retrieved into {memory}, no memory stage); none: {memory} is always empty
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    # one per agent, in agent order (agent0 first); None: agents with no persona (the paper's)
+    personas: list[Persona] | None = None
 
     @model_validator(mode="after")
     def _unique_llms(self) -> GridExperiment:
         reject_duplicates([llm.key for llm in self.llms], "LLM entries")
+        if self.personas is not None and len(self.personas) != self.world.agents:
+            raise ValueError(
+                f"personas lists {len(self.personas)} agents and world.agents is "
+                f"{self.world.agents}; give one persona per agent, or leave personas out"
+            )
         return self
 
     @classmethod
@@ -139,6 +171,10 @@ class GridSpec(BaseModel):
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     defaults_applied: list[str] = Field(default_factory=list)
     memory: MemorySettings = Field(default_factory=MemorySettings)  # resolved: no value unset
+    personas: list[Persona] | None = None
+
+    def persona(self, agent: int) -> Persona:
+        return self.personas[agent] if self.personas else Persona()
 
     @field_validator("start")
     @classmethod

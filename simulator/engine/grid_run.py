@@ -66,7 +66,7 @@ def resume_state(spec: GridSpec, rows: list[dict]) -> tuple[GridState, set[str]]
     state = GridState(
         0,
         [tuple(p) for p in spec.start],  # type: ignore[misc]
-        [world.initial_memory] * world.agents,
+        [_first_memory(spec, i) for i in range(world.agents)],
         [grid.NO_MESSAGES] * world.agents,
     )
     by_step: dict[int, list[dict]] = {}
@@ -83,6 +83,13 @@ def resume_state(spec: GridSpec, rows: list[dict]) -> tuple[GridState, set[str]]
         )
         step += 1
     return state, {r["_id"] for r in by_step.get(step, [])}
+
+
+def _first_memory(spec: GridSpec, agent: int) -> str:
+    """The summary memory an agent starts with: its persona's seed memories, else the world's
+    initial memory."""
+    seeds = spec.persona(agent).memories
+    return "\n".join(seeds) if seeds else spec.world.initial_memory
 
 
 class GridCommunity:
@@ -124,6 +131,13 @@ class GridCommunity:
                 self.spec.seed,
             )
             self.keeper.load(self.state.step)
+            if self.state.step == 0:  # the personas' seed memories, rated like any record
+                seeds = [
+                    Perceived(i, "observation", text)
+                    for i in range(self.world.agents)
+                    for text in self.spec.persona(i).memories
+                ]
+                await self.keeper.observe(self.calls, 0, seeds)
         run.on_event(
             ev.GridPlanned(
                 run.run_id,
@@ -158,6 +172,7 @@ class GridCommunity:
             "radius": self.world.radius,
             "memory": memory,
             "messages": messages,
+            "identity": self.spec.persona(i).identity,
         }
 
     def _params(self, step: int, stage: int, agent: int) -> GenerationParams:

@@ -78,7 +78,8 @@ class MemoryKeeper:
 
     def load(self, complete_step: int) -> None:
         """Each agent's stream as it stood after `complete_step` (see the module docstring)."""
-        limit = self.minute(complete_step)
+        # before step 1 nothing is complete: even the seed memories (minute 0) are kept aside
+        limit = self.minute(complete_step) if complete_step > 0 else -1
         for i in range(len(self.names)):
             stored = self._store.memories.load(self.run_id, i)
             kept = list(zip(stored.records, stored.vectors, strict=True))
@@ -134,7 +135,12 @@ class MemoryKeeper:
             seq = seqs.get(agent, self.memories[agent].stream.next_seq)
             seqs[agent] = seq + 1
             stored = self._kept_aside.get(memory_id(self.run_id, agent, seq))
-            reuse = stored if stored and stored[0].text == text and stored[1] is not None else None
+            if stored is not None and (stored[0].text, stored[0].type) != (text, kind):
+                raise RuntimeError(
+                    f"the resumed step made record {stored[0].id} as {text!r}, and the stored "
+                    f"one is {stored[0].text!r}: the run no longer replays its own history"
+                )
+            reuse = stored if stored is not None and stored[1] is not None else None
             planned.append((agent, kind, text, evidence, seq, reuse))
         to_rate = [p for p in planned if p[5] is None]
         replies = await calls.run([self._rating_call(step, p[0], p[4], p[2]) for p in to_rate])

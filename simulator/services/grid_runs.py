@@ -57,6 +57,14 @@ def build_spec(
         world_model = GridWorld.model_validate(data)
     except ValidationError as exc:
         raise validation_to_user_error(exc, "grid world", source=None, marks={}) from None
+    personas = experiment.personas
+    if personas is not None and len(personas) != world_model.agents:
+        raise UserError(
+            f"the experiment gives {len(personas)} personas, and {world_model.agents} agents "
+            "were asked for",
+            field="--agents",
+            fix="leave --agents out, or give one persona per agent",
+        )
     if world_model.positions is None:
         drawn = "from the seed" if seed is not None else "with no seed: not reproducible"
         notes.append(f"positions: random cells {drawn}")
@@ -66,6 +74,8 @@ def build_spec(
     memory, memory_notes = experiment.memory.resolved()
     if memory.is_stream:
         create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+    if memory.kind == "none" and any(p.memories for p in personas or []):
+        memory_notes.append("memory: none, so the personas' seed memories are never shown")
     return GridSpec(
         world=world_model,
         start=start,
@@ -73,6 +83,7 @@ def build_spec(
         seed=seed,
         defaults_applied=notes + memory_notes,
         memory=memory,
+        personas=personas,
     )
 
 

@@ -158,6 +158,33 @@ class MemoryBrowse:
         }
 
 
+@dataclass
+class RunMemories:
+    """Who in a run has memories, without reading them: (index, name, records stored)."""
+
+    run_id: str
+    step_word: str
+    agents: list[tuple[int, str, int]]
+
+
+def memory_agents(store: Store, run_id: str) -> RunMemories:
+    """The agents of a run that have stored memories; the same UserErrors as browsing for an
+    unknown run or a run without a memory stream."""
+    doc = store.conversations.get(run_id)
+    counts = store.memories.agents(run_id)
+    if not counts:
+        raise no_stream_error(store, doc)
+    names = agent_names(doc, max(counts) + 1)
+    return RunMemories(run_id, step_word(doc), [(i, names[i], n) for i, n in counts.items()])
+
+
+def stored_steps(store: Store, run_id: str) -> list[int]:
+    """The steps (rounds, messages) of a run whose rows record what their prompts showed."""
+    doc = store.conversations.get(run_id)
+    rows = step_rows(store, doc, agent_names(doc))
+    return sorted({s for found in rows.values() for s, ids in found if ids is not None})
+
+
 def browse_memories(
     store: Store,
     run_id: str,

@@ -40,7 +40,8 @@ COLUMNS = (
 )
 
 
-def _row(doc: dict) -> dict[str, str]:
+def listing_row(doc: dict) -> dict[str, str]:
+    """One conversation's fields as listings show them (a chat, a grid run, a network run)."""
     spec = doc["spec"]
     counters = doc.get("counters") or {}
     if is_grid(doc):
@@ -102,7 +103,7 @@ def _network_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
 def conversations_table(docs: list[dict]) -> Table:
     """Every field in one row per conversation; ids never wrap or shrink."""
     table = Table(title="Conversations")
-    rows = [_row(doc) for doc in docs]
+    rows = [listing_row(doc) for doc in docs]
     for key in COLUMNS:
         widest = max((len(r[key]) for r in rows), default=0)
         table.add_column(
@@ -119,7 +120,7 @@ def conversations_table(docs: list[dict]) -> Table:
 def conversations_lines(docs: list[dict]) -> Group:
     """The narrow-screen form: two lines per conversation, the full id first."""
     lines = []
-    for row in (_row(doc) for doc in docs):
+    for row in (listing_row(doc) for doc in docs):
         head = Text(row["id"], style="bold")
         head.append(f" {row['star']}" if row["star"] else "")
         days = "1 day" if row["days"] == "1" else f"{row['days']} days"

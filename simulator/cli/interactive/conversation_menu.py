@@ -10,12 +10,14 @@ from collections.abc import Sequence
 
 from simulator.cli.commands import run as run_cmd
 from simulator.cli.context import AppContext
+from simulator.cli.interactive import memory_menu
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.transcript_view import show_prompts, show_transcript
-from simulator.domain.clock import as_datetime
+from simulator.cli.transcript_view import listing_row, show_prompts, show_transcript
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
 from simulator.domain.experiment import LLMChoice
+from simulator.domain.grid_experiment import is_grid
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.network_experiment import is_network
 from simulator.engine.conversation import llm_name
 from simulator.engine.speakers import InputFunction, TurnState
 from simulator.errors import NotFound
@@ -172,16 +174,15 @@ def perform(app: AppContext, view: ExperimentView) -> None:
 
 
 def _label(doc: dict, user: str) -> str:
-    spec = doc["spec"]
-    agents = ", ".join(f"{n} {role}" for role, n in spec["agents"].items())
-    done = (doc.get("counters") or {}).get("messages", 0)
-    turns = sum(doc.get("day_split") or [spec["total_messages"]])  # reference counting: fewer
+    """A conversation in the picker: a chat's messages, a grid run's steps, a network run's
+    rounds (the fields `conversation list` shows)."""
+    row = listing_row(doc)
+    done = row["messages"] if is_grid(doc) or is_network(doc) else f"{row['messages']} messages"
     owner = f"{doc['owner']} (you)" if doc["owner"] == user else doc["owner"]
-    created = as_datetime(doc["created_at"])
     star = "★" if doc.get("favourite") else " "
     return (
-        f"{star} {doc['_id']} — {doc['status']} — {agents} — {done}/{turns} "
-        f"messages — {spec['speaker_method']} — {created:%Y-%m-%d %H:%M} — {owner}"
+        f"{star} {row['id']} — {row['status']} — {row['agents']} — {done} — "
+        f"{row['speaker']} — {row['created']} — {owner}"
     )
 
 
@@ -223,14 +224,16 @@ def _find(app: AppContext, experiment_id: str, conversation_id: str) -> dict | N
 
 
 def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
-    """View, prompts, favourite, delete for one conversation, until Back or it is deleted."""
+    """View, prompts, memories, favourite, delete for one conversation, until Back or it is
+    deleted."""
     while True:
         doc = _find(app, experiment_id, conversation_id)
         if doc is None:
             return
         star = " ★" if doc["favourite"] else ""
         fav = "Remove from favourites" if doc["favourite"] else "Add to favourites"
-        choices = [("View", "view"), ("View prompts", "prompts"), (fav, "favourite")]
+        choices = [("View", "view"), ("View prompts", "prompts"), ("Browse memories", "memories")]
+        choices.append((fav, "favourite"))
         if doc["owner"] == app.user:  # only the owner may delete
             choices.append(("Delete", "delete"))
         choices.append(("Back", "back"))
@@ -241,6 +244,8 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
             show_transcript(app.console, conv_service.transcript(app.store, conversation_id))
         elif picked == "prompts":
             _prompts(app, conversation_id)
+        elif picked == "memories":
+            memory_menu.browse(app, conversation_id)
         elif picked == "favourite":
             conv_service.set_favourite(app.store, conversation_id, app.user, not doc["favourite"])
             change = "removed from" if doc["favourite"] else "added to"

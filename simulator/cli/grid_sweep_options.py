@@ -23,18 +23,29 @@ CHAT_ONLY = (
     ("speakers", "--speaker"),
     ("variants", "--variant"),
 )
-GRID_ONLY = (("radius", "--radius"), ("steps", "--steps"), ("seeds", "--seeds"))
+GRID_ONLY = (
+    ("radius", "--radius"),
+    ("steps", "--steps"),
+    ("seeds", "--seeds"),
+    ("memory", "--memory"),
+)
 
 
 def grid_sweep_options(command: Callable) -> Callable:
-    for name, text in reversed(
+    for name, metavar, text in reversed(
         (
-            ("--radius", "Grid: message ranges to try, e.g. 0,5,25."),
-            ("--steps", "Grid: step counts to try, e.g. 5,100."),
-            ("--seeds", "Grid and network: one run per seed, e.g. 1,2."),
+            ("--radius", "N,…", "Grid: message ranges to try, e.g. 0,5,25."),
+            ("--steps", "N,…", "Grid: step counts to try, e.g. 5,100."),
+            ("--seeds", "N,…", "Grid and network: one run per seed, e.g. 1,2."),
+            (
+                "--memory",
+                "LEVEL,…",
+                "Grid: memory levels to try over the experiment's memory block, e.g. "
+                "full,no_reflection,no_memory,summary.",
+            ),
         )
     ):
-        command = click.option(name, metavar="N,…", help=text)(command)
+        command = click.option(name, metavar=metavar, help=text)(command)
     return command
 
 
@@ -49,6 +60,16 @@ def numbers(text: str | None, flag: str) -> list[int] | None:
             fix=f"write e.g. {flag} 0,5,25",
         )
     return [int(p) for p in parts]
+
+
+def names(text: str | None, flag: str) -> list[str] | None:
+    """`a, b` as ["a", "b"]; each name is checked by the sweep spec."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise UserError("no name given", field=flag, fix=f"write e.g. {flag} full,no_memory")
+    return parts
 
 
 def given(value: object) -> bool:
@@ -73,7 +94,7 @@ def grid_sweep_spec(file: str | None, flags: dict) -> GridSweepSpec:
             f"{', '.join(named)} belong to group chats; this is a grid experiment",
             field=named[0],
             fix="leave them out; a grid sweep takes --llm, --agents, --steps, --radius, "
-            "--seeds, --seed, --repetitions and --name",
+            "--memory, --seeds, --seed, --repetitions and --name",
         )
     data: dict = {}
     if file is not None:
@@ -87,6 +108,7 @@ def grid_sweep_spec(file: str | None, flags: dict) -> GridSweepSpec:
         "steps": numbers(flags.get("steps"), "--steps"),
         "radius": numbers(flags.get("radius"), "--radius"),
         "seeds": numbers(flags.get("seeds"), "--seeds"),
+        "memory": names(flags.get("memory"), "--memory"),
     }
     data.update({k: v for k, v in overrides.items() if v is not None})
     data["kind"] = "grid"

@@ -12,7 +12,13 @@ from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.services import network_sweeps
 
-OTHER_KINDS = (*CHAT_ONLY, ("agents", "--agents"), ("steps", "--steps"), ("radius", "--radius"))
+OTHER_KINDS = (
+    *CHAT_ONLY,
+    ("agents", "--agents"),
+    ("steps", "--steps"),
+    ("radius", "--radius"),
+    ("memory", "--memory"),
+)
 
 
 def network_sweep_spec(file: str | None, flags: dict) -> NetworkSweepSpec:

@@ -13,7 +13,8 @@ def print_plan(app: AppContext, plan: service.Plan) -> None:
         app.console.print(f"plan: {plan.breakdown}", markup=False, highlight=False)
     app.console.print(
         f"cells: {plan.cells}  conversations: {plan.conversations}  "
-        f"expected LLM calls: {plan.expected_calls:,}  already stored: {plan.already_stored}"
+        f"expected LLM calls: {'at least ' if plan.calls_at_least else ''}"
+        f"{plan.expected_calls:,}  already stored: {plan.already_stored}"
     )
     app.console.print(f"sample cell: {plan.sample.label()}")
     for note in plan.defaults_applied:

@@ -1,18 +1,25 @@
-"""A sweep of a grid experiment: world parameters x models x seeds, expanded into runs (pure).
+"""A sweep of a grid experiment: world parameters x models x memory levels x seeds, expanded
+into runs (pure).
 
-Each axis left out keeps the experiment's value. Seeds: a `seeds` list is an axis (each seed
-places the agents and seeds the sampling, so every radius of one seed starts from the same
-cells); without it, `repetitions` runs per cell get seeds `seed`, `seed + 1`, … (none when no
-`seed` is given: not reproducible, and said so in the plan).
+Each axis left out keeps the experiment's value. `memory` lists levels of the memory ablation
+(`ABLATIONS` in domain/memory/settings.py: full, no_reflection, no_memory, summary); each level
+is set over the experiment's own `memory:` block, so `full` keeps its retrieval, threshold and
+embedder and turns the stream and its reflection on. A sweep without the axis keeps the cells,
+keys and sweep key it had before the axis existed (stored sweeps are found again by key).
+
+Seeds: a `seeds` list is an axis (each seed places the agents and seeds the sampling, so every
+radius of one seed starts from the same cells); without it, `repetitions` runs per cell get
+seeds `seed`, `seed + 1`, … (none when no `seed` is given: not reproducible, and said so in
+the plan).
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_serializer, model_validator
 
 from simulator.domain.experiment import Name
 from simulator.domain.grid_experiment import (
@@ -23,12 +30,27 @@ from simulator.domain.grid_experiment import (
     GridExperiment,
 )
 from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
+from simulator.domain.memory.settings import ABLATIONS, MemoryKind, MemorySettings
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 
 Radius = Annotated[int, Field(ge=0, le=2 * MAX_GRID_SIDE)]
 Agents = Annotated[int, Field(ge=1, le=MAX_GRID_AGENTS)]
 Steps = Annotated[int, Field(ge=1, le=MAX_GRID_STEPS)]
-AXES = ("llm", "agents", "steps", "radius")  # the order of a cell's label
+AXES = ("llm", "agents", "steps", "radius", "memory")  # the order of a cell's label
+
+
+def _known_level(name: str) -> str:
+    if name not in ABLATIONS:
+        raise ValueError(
+            f"'{name}' is not a memory level; the levels are {', '.join(ABLATIONS)} "
+            "(each sets the experiment's memory block: full = stream with reflection, "
+            "no_reflection = stream without, no_memory = nothing carried, summary = the "
+            "rolling self-summary)"
+        )
+    return name
+
+
+MemoryLevel = Annotated[str, AfterValidator(_known_level)]
 
 
 class GridSweepSpec(SweepSeeds):
@@ -42,10 +64,11 @@ class GridSweepSpec(SweepSeeds):
     agents: list[Agents] = Field(default_factory=list, max_length=1000)
     steps: list[Steps] = Field(default_factory=list, max_length=1000)
     radius: list[Radius] = Field(default_factory=list, max_length=1000)
+    memory: list[MemoryLevel] = Field(default_factory=list, max_length=len(ABLATIONS))
 
     @model_validator(mode="after")
     def _consistent(self) -> GridSweepSpec:
-        for axis in ("llms", "agents", "steps", "radius"):
+        for axis in ("llms", "agents", "steps", "radius", "memory"):
             values = getattr(self, axis)
             if len(set(values)) != len(values):
                 raise ValueError(f"{axis} lists a value twice; list each once")
@@ -57,9 +80,19 @@ class GridSweepSpec(SweepSeeds):
             )
         return self
 
+    @model_serializer(mode="wrap")
+    def _without_empty_memory(self, handler: Any) -> dict:
+        """A sweep without the memory axis dumps as it did before the axis existed: its sweep
+        key (world_sweeps.sweep_key hashes the dump) and stored spec stay the same."""
+        data = handler(self)
+        if not self.memory:
+            data.pop("memory", None)
+        return data
+
     def size(self, llms: int) -> int:
         cells = max(len(self.llms), llms) * max(len(self.agents), 1) * max(len(self.steps), 1)
-        return cells * max(len(self.radius), 1) * self.runs_per_cell()
+        cells *= max(len(self.radius), 1) * max(len(self.memory), 1)
+        return cells * self.runs_per_cell()
 
 
 @dataclass(frozen=True)
@@ -68,25 +101,40 @@ class GridCell:
     agents: int
     steps: int
     radius: int
+    memory: str | None = None  # an ABLATIONS level; None: the experiment's own memory block
 
     def as_dict(self) -> dict:
-        return {"llm": self.llm, "agents": self.agents, "steps": self.steps, "radius": self.radius}
+        cell = {"llm": self.llm, "agents": self.agents, "steps": self.steps, "radius": self.radius}
+        if self.memory is not None:  # a cell without the axis keeps the key it always had
+            cell["memory"] = self.memory
+        return cell
 
     def label(self) -> str:
-        return f"radius={self.radius} agents={self.agents} steps={self.steps} llm={self.llm}"
+        label = f"radius={self.radius} agents={self.agents} steps={self.steps} llm={self.llm}"
+        return label if self.memory is None else f"{label} memory={self.memory}"
 
 
 def cells(spec: GridSweepSpec, experiment: GridExperiment) -> list[GridCell]:
     world = experiment.world
     return [
-        GridCell(llm, agents, steps, radius)
-        for llm, agents, steps, radius in itertools.product(
+        GridCell(llm, agents, steps, radius, memory)
+        for llm, agents, steps, radius, memory in itertools.product(
             spec.llms or [experiment.llms[0].key],
             spec.agents or [world.agents],
             spec.steps or [world.steps],
             spec.radius or [world.radius],
+            spec.memory or [None],
         )
     ]
+
+
+def cell_memory(cell: GridCell, experiment: GridExperiment) -> MemorySettings:
+    """The memory block a cell's runs start from, before `resolved()` fills its defaults: the
+    experiment's own, with the cell's level set over it."""
+    if cell.memory is None:
+        return experiment.memory
+    data = {**experiment.memory.model_dump(), **ABLATIONS[cell.memory]}
+    return MemorySettings.model_validate(data)
 
 
 def expand(
@@ -96,5 +144,9 @@ def expand(
     return expand_cells(cells(spec, experiment), spec.run_seeds(), version, owner, "g_")
 
 
-def calls_per_run(cell: GridCell) -> int:
-    return len(STAGES) * cell.agents * cell.steps
+def calls_per_run(cell: GridCell, memory: MemoryKind) -> int:
+    """LLM calls of one run: message, memory and move per agent per step with the summary
+    memory; message and move with a stream or none. A stream's own calls (ratings,
+    reflections) depend on the replies, so a stream run makes at least this many."""
+    stages = len(STAGES) if memory == "summary" else len(STAGES) - 1
+    return stages * cell.agents * cell.steps

@@ -3,10 +3,20 @@ them), then the shared runner runs them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import ValidationError
 
-from simulator.domain.grid_experiment import GridExperiment
-from simulator.domain.grid_sweep import GridSweepSpec, calls_per_run, cells, expand
+from simulator.domain.grid_experiment import GridExperiment, GridSpec
+from simulator.domain.grid_sweep import (
+    GridCell,
+    GridSweepSpec,
+    calls_per_run,
+    cell_memory,
+    cells,
+    expand,
+)
+from simulator.domain.memory.settings import MemoryKind
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import UserError
 from simulator.services import grid_runs, world_sweeps
@@ -22,8 +32,17 @@ def validate_spec(data: dict, source: str | None = None) -> GridSweepSpec:
         raise validation_to_user_error(exc, "sweep", source=source, marks={}) from None
 
 
-def _cell_spec(view: ExperimentView, cell, seed: int | None):
-    """The GridSpec of one run; a cell that cannot run is one UserError naming it."""
+def _cell_spec(view: ExperimentView, cell: GridCell, seed: int | None) -> GridSpec:
+    """The GridSpec of one run, built as `llm-sim run` builds it from the experiment with the
+    cell's memory level set over its memory block (so the spec holds the resolved block and
+    its notes); a cell that cannot run is one UserError naming it."""
+    if cell.memory is not None:
+        experiment = view.experiment
+        assert isinstance(experiment, GridExperiment)
+        memory = cell_memory(cell, experiment)
+        view = dataclasses.replace(
+            view, experiment=experiment.model_copy(update={"memory": memory})
+        )
     try:
         return grid_runs.build_spec(
             view,
@@ -43,8 +62,11 @@ def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) ->
     assert isinstance(experiment, GridExperiment)
     planned = expand(spec, experiment, view.version, owner)
     notes: dict[str, None] = {}
+    kinds: dict[GridCell, MemoryKind] = {}  # each cell's memory kind decides its calls
     for cell in cells(spec, experiment):  # every cell can run before anything is stored
-        notes.update(dict.fromkeys(_cell_spec(view, cell, spec.run_seeds()[0]).defaults_applied))
+        built = _cell_spec(view, cell, spec.run_seeds()[0])
+        notes.update(dict.fromkeys(built.defaults_applied))
+        kinds[cell] = built.memory.kind
     stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
     axes = [
         f"{name}: {', '.join(str(v) for v in values)}"
@@ -53,6 +75,7 @@ def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) ->
             ("agents", spec.agents),
             ("steps", spec.steps),
             ("radius", spec.radius),
+            ("memory", spec.memory),
             ("seeds", spec.seeds),
         )
         if values
@@ -63,13 +86,14 @@ def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) ->
     return Plan(
         cell_count,
         len(planned),
-        sum(calls_per_run(p.cell) for p in planned),
+        sum(calls_per_run(p.cell, kinds[p.cell]) for p in planned),
         len(stored),
         planned[0].cell,  # type: ignore[arg-type]
         planned,  # type: ignore[arg-type]
         list(notes),
         "grid sweep; " + "; ".join(axes),
         stored,
+        calls_at_least="stream" in kinds.values(),  # a stream's ratings and reflections
     )
 
 
@@ -79,7 +103,7 @@ def create(
     """Create the sweep (or find the identical one) and store every run not yet stored."""
     the_plan = prepared if prepared is not None else plan(store, view, spec, user)
 
-    def run_document(p, fields: dict) -> dict:
+    def run_document(p, fields: dict) -> dict:  # the experiment's snapshot as saved
         return grid_runs.run_document(view, _cell_spec(view, p.cell, p.seed), user, fields)
 
     return world_sweeps.store_sweep(store, view, spec, user, the_plan, "grid", run_document)

@@ -43,6 +43,7 @@ class Plan:
     defaults_applied: list[str]
     breakdown: str = ""  # how the cells came about, factor by factor
     stored_keys: frozenset[str] = frozenset()  # planned keys already stored when planned
+    calls_at_least: bool = False  # some runs make calls no plan can count (a memory stream's)
 
     def as_dict(self) -> dict:
         return {
@@ -50,6 +51,7 @@ class Plan:
             "cells": self.cells,
             "conversations": self.conversations,
             "expected_calls": self.expected_calls,
+            "expected_calls_at_least": self.calls_at_least,
             "already_stored": self.already_stored,
             "sample_cell": self.sample.as_dict(),
             "sample_label": self.sample.label(),

@@ -30,6 +30,7 @@ ABLATIONS: dict[str, dict] = {
     "full": {"kind": "stream", "reflection": True},
     "no_reflection": {"kind": "stream", "reflection": False},
     "no_memory": {"kind": "none"},
+    "summary": {"kind": "summary"},  # the grid's own rolling self-summary, as a baseline
 }
 
 

@@ -44,6 +44,7 @@ class StepRetrieval:
 
     step: int
     recorded: bool
+    ids: list[str] = field(default_factory=list)  # as the row lists them
     records: list[MemoryRecord] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
 
@@ -147,7 +148,7 @@ class MemoryBrowse:
                         {
                             self.step_word: s.step,
                             "recorded": s.recorded,
-                            "retrieved": [r.id for r in s.records] + s.missing,
+                            "retrieved": s.ids,
                             "missing": s.missing,
                         }
                         for s in a.steps
@@ -267,7 +268,7 @@ def _retrievals(
         if ids is None:
             steps.append(StepRetrieval(number, False))
             continue
-        found = StepRetrieval(number, True)
+        found = StepRetrieval(number, True, list(ids))
         for record_id in ids:
             if record_id in known:
                 found.records.append(known[record_id])

@@ -192,5 +192,10 @@ def no_stream_error(store: Store, doc: dict) -> UserError:
         f"run {run_id} has no memory stream: its experiment's memory is {memory}, so there "
         "are no memories to browse",
         fix=f"'llm-sim conversation show {run_id}' shows its {SHOWS.get(kind, 'steps')}; "
-        "browse a run of an experiment with `memory: {kind: stream}`",
+        + (
+            "a grid experiment with `memory: {kind: stream}` makes runs with memories to browse"
+            if kind == "grid"
+            else "memory streams are set by an experiment's `memory: {kind: stream}` block, "
+            "which grid experiments have"
+        ),
     )

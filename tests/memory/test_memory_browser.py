@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.analysis.memory_browser import SimClock, browse_memories, clock_of
+from simulator.analysis.memory_browser import (
+    SimClock,
+    browse_memories,
+    clock_of,
+    memory_agents,
+    stored_steps,
+)
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.grid_experiment import GridSpec, GridWorld
 from simulator.domain.memory.records import new_record
@@ -142,6 +148,8 @@ def test_the_browse_gathers_stream_trees_and_retrievals(store):
         "agent1 waves from the well",
         "agent1 says the garden is dry",
     ]
+    assert memory_agents(store, run).agents == [(0, "agent0", 6), (1, "agent1", 1)]
+    assert stored_steps(store, run) == [1, 2]
     thoughts = browse_memories(store, run, agent="AGENT0", type="thought", step=2)
     assert [r.seq for r in thoughts.agents[0].records] == [3, 4]
     assert [s.step for s in thoughts.agents[0].steps] == [2]
@@ -276,6 +284,15 @@ def test_unknown_type_is_refused_by_the_command_and_the_function(scene):
         browse_memories(store, run, type="dream")
     with pytest.raises(NotFound):
         browse_memories(store, "conv_nope")
+
+
+def test_a_chat_has_its_transcript_for_memory(scene):
+    _, _, _, _, store = scene
+    chat = store.conversations.create(
+        {"experiment_id": "exp_chat", "owner": "alice", "spec": {}, "agents": [{"name": "Guard"}]}
+    )["_id"]
+    with pytest.raises(UserError, match="memory is the chat's transcript and its day summaries"):
+        browse_memories(store, chat)
 
 
 def test_a_step_without_retrieval_recorded_is_refused(tmp_path, run_cli):

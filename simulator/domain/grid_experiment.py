@@ -29,6 +29,7 @@ TEMPLATE_FIELDS = (
     "memory",
     "messages",
     "identity",  # the agent's persona (`personas`); empty without one
+    "plan",  # the memory stream's plan for the step's hour (memory.planning); else empty
 )
 # what a stored grid experiment keeps under `spec`
 GRID_FIELDS = ("llms", "world", "prompts", "memory", "personas")

@@ -2,7 +2,8 @@
 into runs (pure).
 
 Each axis left out keeps the experiment's value. `memory` lists levels of the memory ablation
-(`ABLATIONS` in domain/memory/settings.py: full, no_reflection, no_memory, summary); each level
+(`ABLATIONS` in domain/memory/settings.py: full, no_reflection, no_reflection_no_planning,
+no_memory, summary); each level
 is set over the experiment's own `memory:` block, so `full` keeps its retrieval, threshold and
 embedder and turns the stream and its reflection on. A sweep without the axis keeps the cells,
 keys and sweep key it had before the axis existed (stored sweeps are found again by key).
@@ -43,9 +44,9 @@ def _known_level(name: str) -> str:
     if name not in ABLATIONS:
         raise ValueError(
             f"'{name}' is not a memory level; the levels are {', '.join(ABLATIONS)} "
-            "(each sets the experiment's memory block: full = stream with reflection, "
-            "no_reflection = stream without, no_memory = nothing carried, summary = the "
-            "rolling self-summary)"
+            "(each sets the experiment's memory block: full = stream with reflection and "
+            "planning, no_reflection = stream with planning only, no_reflection_no_planning = "
+            "stream alone, no_memory = nothing carried, summary = the rolling self-summary)"
         )
     return name
 

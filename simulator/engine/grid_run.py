@@ -105,6 +105,7 @@ class GridCommunity:
         self.partial: set[str] = set()  # row ids of the next step stored by a killed run
         self.calls = ActorCalls(run.recorder, run.llms)
         self.keeper: MemoryKeeper | None = None
+        self._now = 1  # the step being played (its plan block fills {plan})
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
@@ -173,6 +174,7 @@ class GridCommunity:
             "memory": memory,
             "messages": messages,
             "identity": self.spec.persona(i).identity,
+            "plan": self.keeper.current_plan(i, self._now) if self.keeper else "",
         }
 
     def _params(self, step: int, stage: int, agent: int) -> GenerationParams:
@@ -206,6 +208,10 @@ class GridCommunity:
         run, world, step = self.run_, self.world, state.step + 1
         positions = state.positions
         run.on_event(ev.GridStepStarted(run.run_id, step))
+        self._now = step
+        if self.keeper is not None and self.keeper.plans_today(step):
+            identities = [self.spec.persona(i).identity for i in range(world.agents)]
+            await self.keeper.plan_day(self.calls, step, identities)
         shown, recalled = await self._recall(step, state.memories, state.received)
         fields = [
             self._fields(i, positions[i], shown[i], state.received[i]) for i in range(world.agents)

@@ -23,10 +23,16 @@ import numpy as np
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.memory.agent_memory import AgentMemory
-from simulator.domain.memory.parsers import parse_importance, parse_insights, parse_questions
+from simulator.domain.memory.parsers import (
+    parse_hourly_plan,
+    parse_importance,
+    parse_insights,
+    parse_plan_items,
+    parse_questions,
+)
 from simulator.domain.memory.records import MemoryRecord, MemoryType, memory_id
 from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
-from simulator.domain.memory.settings import MemorySettings
+from simulator.domain.memory.settings import PLAN_END_HOUR, MemorySettings
 from simulator.domain.params import GenerationParams
 from simulator.engine.step_calls import ActorCall, ActorCalls
 from simulator.llm.embeddings import Embedder, aembed
@@ -36,6 +42,7 @@ from simulator.store.store import Store
 IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not parse (4 used)
 REFLECTIONS = "reflections"  # counter: reflections run
 INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evidence
+PLAN_FALLBACKS = "plan_fallbacks"  # counter: daily plans or hour breakdowns with no usable line
 RATING = GenerationParams(temperature=0.0, max_tokens=8)
 
 
@@ -63,7 +70,7 @@ class MemoryKeeper:
         self.run_id, self.names, self.settings = run_id, names, settings
         self._store, self._embedder, self._llm = store, embedder, llm
         self._counters, self._seed = counters, seed
-        for name in (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS):
+        for name in (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, PLAN_FALLBACKS):
             counters.setdefault(name, 0)
         preset = REFLECTION_PRESETS[settings.retrieval or "paper"]
         self._reflection = preset.model_copy(
@@ -71,6 +78,7 @@ class MemoryKeeper:
         )
         self.memories = [self._empty(i) for i in range(len(names))]
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
+        self._hourly: list[dict[tuple[int, int], str]] = [{} for _ in names]  # (day, hour)
 
     def minute(self, step: int) -> int:
         """Simulated minutes at the end of `step` (step 0: the run's start)."""
@@ -91,6 +99,8 @@ class MemoryKeeper:
                 self._kept_aside[record.id] = (record, vector)
             records = [r for r, _ in done]
             matrix = np.stack([v for _, v in done]) if done else np.zeros((0, 0))
+            for record in records:
+                self._note_hourly(i, record)
             self.memories[i] = (
                 AgentMemory.from_stored(
                     records, matrix, self.settings.retrieval_settings(), self._reflection
@@ -111,10 +121,82 @@ class MemoryKeeper:
             for agent in dict.fromkeys(reflect):
                 await self._reflect(calls, step, now, agent)
 
+    def plans_today(self, step: int) -> bool:
+        """Whether `step` is the first of a simulated day (plans are made then)."""
+        if not self.settings.planning:
+            return False
+        start = self.settings.clock(self.minute(step - 1))[0]
+        return step == 1 or start != self.settings.clock(self.minute(step - 2))[0]
+
+    def current_plan(self, agent: int, step: int) -> str:
+        """The hour block of the agent's plan for the hour `step` starts in ('' if none)."""
+        return self._hourly[agent].get(self.settings.clock(self.minute(step - 1)), "")
+
+    async def plan_day(self, calls: ActorCalls, step: int, identities: list[str]) -> None:
+        """Every agent's plan for the rest of the day from its identity and what it recalls
+        (reflections included), stored as plan records, then broken into hour blocks, each a
+        plan record citing the day's plan. Made one simulated minute into the step, so a step
+        cut short keeps its plans aside like its other records."""
+        now = self.minute(step - 1) + 1
+        day, hour = self.settings.clock(now)
+        names = self.names
+        found = await self.recall_at(now, [f"{n}'s plans for today" for n in names])
+        asks = [
+            self._call(
+                "memory_plan",
+                step,
+                i,
+                self.memories[i].stream.next_seq,
+                mp.day_plan_messages(
+                    names[i], identities[i], mp.recalled_text(found[i], "(nothing yet)"), day, hour
+                ),
+            )
+            for i in range(len(names))
+        ]
+        items = [parse_plan_items(reply.text) for reply in await calls.run(asks)]
+        self._counters[PLAN_FALLBACKS] += sum(not found_items for found_items in items)
+        wanted = [(i, "plan", text, []) for i in range(len(names)) for text in items[i]]
+        made = await self._records(calls, step, now, wanted)
+        plans: list[list[MemoryRecord]] = [[] for _ in names]
+        for record, _ in made:
+            plans[record.agent_index].append(record)
+        end = PLAN_END_HOUR
+        asks = [
+            self._call(
+                "memory_plan_hours",
+                step,
+                i,
+                self.memories[i].stream.next_seq,
+                mp.hourly_plan_messages(names[i], plans[i], hour, end),
+            )
+            for i in range(len(names))
+            if plans[i]
+        ]
+        planned = [i for i in range(len(names)) if plans[i]]
+        hourly = [parse_hourly_plan(r.text, hour, end) for r in await calls.run(asks)]
+        self._counters[PLAN_FALLBACKS] += sum(not blocks for blocks in hourly)
+        wanted = [
+            (i, "plan", f"{h:02d}:00 {what}", [r.id for r in plans[i]])
+            for i, blocks in zip(planned, hourly, strict=True)
+            for h, what in sorted(blocks.items())
+        ]
+        for record, _ in await self._records(calls, step, now, wanted):
+            self._note_hourly(record.agent_index, record)
+
+    def _note_hourly(self, agent: int, record: MemoryRecord) -> None:
+        """Remember an hour block (a plan record citing the day's plan) for `current_plan`."""
+        if record.type != "plan" or not record.evidence:
+            return
+        hour = int(record.text[:2])
+        day = self.settings.clock(record.created)[0]
+        self._hourly[agent][(day, hour)] = record.text[6:]
+
     async def recall(self, step: int, queries: list[str]) -> list[list[MemoryRecord]]:
         """What each agent (query i for agent i) retrieves at `step`, best first; the records'
         last access is stored."""
-        now = self.minute(step)
+        return await self.recall_at(self.minute(step), queries)
+
+    async def recall_at(self, now: int, queries: list[str]) -> list[list[MemoryRecord]]:
         vectors = await aembed(self._embedder, queries)
         found = [m.retrieve(vectors[i], now) for i, m in enumerate(self.memories)]
         self._store.memories.touch([r.id for records in found for r in records], now)

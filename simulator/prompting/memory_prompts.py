@@ -36,6 +36,18 @@ INSIGHTS = (
 )
 
 
+DAY_PLAN = (
+    "{identity}\n\nWhat {name} recalls:\n{recalled}\n\n"
+    "It is day {day}, {hour:02d}:00. Write {name}'s broad plan for the rest of today in 5 to 8 "
+    "items, one per line, each starting with its time (e.g. 09:00)."
+)
+HOURLY_PLAN = (
+    "{name}'s plan for today:\n{plan}\n\n"
+    "Break this plan into hour-by-hour blocks from {start:02d}:00 to {end:02d}:00: one line per "
+    "hour, each starting with the hour (e.g. {start:02d}:00), then what {name} does."
+)
+
+
 def _user(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
 
@@ -61,3 +73,22 @@ def recalled_text(records: Sequence[MemoryRecord], empty: str) -> str:
     if not records:
         return empty
     return "\n".join(f"- {r.text}" for r in records)
+
+
+def day_plan_messages(name: str, identity: str, recalled: str, day: int, hour: int) -> list[dict]:
+    return _user(
+        DAY_PLAN.format(
+            name=name,
+            identity=identity or f"You are {name}.",
+            recalled=recalled,
+            day=day,
+            hour=hour,
+        )
+    )
+
+
+def hourly_plan_messages(
+    name: str, plan: Sequence[MemoryRecord], start: int, end: int
+) -> list[dict]:
+    items = "\n".join(r.text for r in plan)
+    return _user(HOURLY_PLAN.format(name=name, plan=items, start=start, end=end))

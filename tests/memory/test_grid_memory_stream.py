@@ -20,7 +20,13 @@ from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
 
-STREAM = {"kind": "stream", "embedder": "mock:16", "reflection_threshold": 20, "top_k": 4}
+STREAM = {
+    "kind": "stream",
+    "embedder": "mock:16",
+    "reflection_threshold": 20,
+    "top_k": 4,
+    "planning": False,
+}
 
 
 def reply(body: dict) -> str:

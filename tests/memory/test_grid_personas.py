@@ -60,7 +60,11 @@ def _prompts(store, run_id, purpose):
 def test_seed_memories_are_the_streams_first_records_and_identity_reaches_the_prompt(
     store, stub, tmp_path
 ):
-    view = _view(store, tmp_path, {"kind": "stream", "embedder": "mock:16", "reflection": False})
+    view = _view(
+        store,
+        tmp_path,
+        {"kind": "stream", "embedder": "mock:16", "reflection": False, "planning": False},
+    )
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"steps": 1})
     run_id = grid_runs.create(store, view, spec, "alice")["_id"]
     assert run_grid(store, run_id).status == "done"

@@ -140,6 +140,7 @@ def test_each_level_makes_the_calls_it_implies(run_cli, env, tmp_path):
             "retrieval": "paper",
             "top_k": 10,
             "reflection": True,
+            "planning": True,
             "reflection_threshold": 50,  # the experiment's, kept
             "embedder": "mock:16",  # the experiment's, kept
             "minutes_per_step": 10,
@@ -159,7 +160,7 @@ def test_an_unknown_level_is_refused_and_nothing_is_stored(run_cli, env, tmp_pat
     refused = run_cli(["sweep", "create", exp, str(bad), "--llm", "openai:stub", "--yes"], env=env)
     assert refused.code == 2
     assert "memory[1]" in refused.err and "'no_reflections' is not a memory level" in refused.err
-    assert "full, no_reflection, no_memory, summary" in refused.err
+    assert "full, no_reflection, no_reflection_no_planning, no_memory, summary" in refused.err
     flag = ["sweep", "create", exp, "--llm", "openai:stub", "--memory", "full,most", "--yes"]
     refused = run_cli(flag, env=env)
     assert refused.code == 2 and "'most' is not a memory level" in refused.err

@@ -88,3 +88,25 @@ def parse_questions(reply: str, limit: int = 3) -> list[str]:
 
 def _lines(reply: str) -> list[str]:
     return [line for line in (reply or "").splitlines() if strip_list_mark(line)]
+
+
+_HOUR = re.compile(r"^\s*(?:[-*•]\s*)?\**(\d{1,2})[:.](\d{2})\**\s*[-–:)]?\s*(?P<what>.+)$")
+
+
+def parse_plan_items(reply: str, limit: int = 8) -> list[str]:
+    """Up to `limit` plan items, one per non-empty line (list marks removed)."""
+    return [strip_list_mark(line) for line in _lines(reply)][:limit]
+
+
+def parse_hourly_plan(reply: str, start: int, end: int) -> dict[int, str]:
+    """{hour: what} for lines starting "HH:MM" with start <= HH <= end; the first line of an
+    hour wins; lines without a time are left out (the caller counts an empty result)."""
+    found: dict[int, str] = {}
+    for line in (reply or "").splitlines():
+        match = _HOUR.match(line)
+        if match is None:
+            continue
+        hour = int(match.group(1))
+        if start <= hour <= end and hour not in found and match.group("what").strip():
+            found[hour] = match.group("what").strip()
+    return found

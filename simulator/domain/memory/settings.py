@@ -21,14 +21,17 @@ from simulator.domain.memory.retrieval import PRESETS, RetrievalSettings
 MemoryKind = Literal["summary", "stream", "none"]
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_MINUTES_PER_STEP = 10
+DAY_START_HOUR = 8  # simulated minute 0 is 08:00 of day 1; plans run from here to PLAN_END
+PLAN_END_HOUR = 22
 REFLECTION_THRESHOLDS = {
     "paper": PAPER_REFLECTION.threshold,
     "reference": REFERENCE_REFLECTION.threshold,
 }
 # the paper's ablation as a sweep factor: the memory block each level runs with
 ABLATIONS: dict[str, dict] = {
-    "full": {"kind": "stream", "reflection": True},
-    "no_reflection": {"kind": "stream", "reflection": False},
+    "full": {"kind": "stream", "reflection": True, "planning": True},
+    "no_reflection": {"kind": "stream", "reflection": False, "planning": True},
+    "no_reflection_no_planning": {"kind": "stream", "reflection": False, "planning": False},
     "no_memory": {"kind": "none"},
     "summary": {"kind": "summary"},  # the grid's own rolling self-summary, as a baseline
 }
@@ -43,6 +46,7 @@ class MemorySettings(BaseModel):
     retrieval: Literal["paper", "reference"] | None = None  # weights, decay and top k
     top_k: int | None = Field(default=None, ge=1, le=1000)
     reflection: bool | None = None
+    planning: bool | None = None  # a daily plan, decomposed to hours, shown as {plan}
     reflection_threshold: int | None = Field(default=None, ge=1, le=100_000)
     embedder: str | None = Field(default=None, min_length=1, max_length=300)
     minutes_per_step: int | None = Field(default=None, ge=1, le=24 * 60)
@@ -60,6 +64,7 @@ class MemorySettings(BaseModel):
             "retrieval": preset,
             "top_k": PRESETS[preset].top_k,
             "reflection": True,
+            "planning": True,
             "reflection_threshold": REFLECTION_THRESHOLDS[preset],
             "embedder": DEFAULT_EMBEDDER,
             "minutes_per_step": DEFAULT_MINUTES_PER_STEP,
@@ -67,6 +72,11 @@ class MemorySettings(BaseModel):
         filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
         notes = [f"memory.{k}: {v} (not given)" for k, v in filled.items()]
         return self.model_copy(update=filled), notes
+
+    def clock(self, minute: int) -> tuple[int, int]:
+        """(day from 1, hour 0..23) of a simulated minute."""
+        since_midnight = DAY_START_HOUR * 60 + minute
+        return since_midnight // (24 * 60) + 1, since_midnight % (24 * 60) // 60
 
     def retrieval_settings(self) -> RetrievalSettings:
         """The retrieval preset with this block's top k (call on a resolved block)."""

@@ -1,0 +1,98 @@
+"""Daily plans in the grid's memory stream: at the first step of each simulated day every agent
+plans its day (memory_plan) and breaks it into hour blocks (memory_plan_hours), both stored as
+plan records (the blocks citing the day's plan); `{plan}` shows the block of the step's hour."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
+from grid_helpers import GRID_YAML, run_grid
+
+from simulator.domain.memory.parsers import parse_hourly_plan
+from simulator.services import experiments as exp_service
+from simulator.services import grid_runs
+from simulator.testing import StubLLMServer
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    def reply(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        if prompt.endswith("Rating:"):
+            return "5"
+        if "broad plan" in prompt:
+            return "1. 08:00 open the cafe\n2. 12:00 invite friends to the party"
+        if "hour-by-hour" in prompt:
+            return "08:00 open the cafe\n09:00 serve coffee\n10:00 invite agent1\n16:00 close"
+        if "Choose your next move" in prompt:
+            return "stay"
+        return "hi"
+
+    with StubLLMServer(models=["stub"], latency_s=0.01) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        server.reply_fn = reply
+        yield server
+
+
+def _run(store, tmp_path, minutes: int, steps: int):
+    doc = yaml.safe_load(GRID_YAML.read_text(encoding="utf-8"))
+    doc["memory"] = {
+        "kind": "stream",
+        "embedder": "mock:16",
+        "reflection": False,
+        "minutes_per_step": minutes,
+    }
+    doc["prompts"]["move"] = "Plan now: {plan}\n" + doc["prompts"]["move"]
+    path = tmp_path / "plans.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    view = exp_service.import_yaml(store, path, "alice")
+    world = {"agents": 2, "steps": steps, "radius": 25}
+    spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world=world)
+    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    outcome = run_grid(store, run_id)
+    assert outcome.status == "done", outcome.error
+    return spec, run_id, outcome
+
+
+def test_each_agent_plans_its_day_and_the_move_prompt_shows_the_hour(store, stub, tmp_path):
+    spec, run_id, outcome = _run(store, tmp_path, minutes=60, steps=3)
+    assert "memory.planning: True (not given)" in spec.defaults_applied
+    calls = store.calls.for_conversation(run_id)
+    purposes = Counter(c["purpose"] for c in calls)
+    assert purposes["memory_plan"] == 2 and purposes["memory_plan_hours"] == 2
+    assert outcome.counters["plan_fallbacks"] == 0
+    plans = [r for r in store.memories.stream(run_id, 0) if r.type == "plan"]
+    day, hours = plans[:2], plans[2:]
+    assert [r.text for r in day] == ["08:00 open the cafe", "12:00 invite friends to the party"]
+    assert [r.text for r in hours][:3] == [
+        "08:00 open the cafe",
+        "09:00 serve coffee",
+        "10:00 invite agent1",
+    ]
+    assert all(r.evidence == [p.id for p in day] and r.depth == 1 for r in hours)
+    assert all(r.created == 1 for r in plans)  # one simulated minute into step 1
+    moves = sorted(
+        (c for c in calls if c["purpose"] == "grid_move" and c["agent"] == "agent0"),
+        key=lambda c: c["day"],
+    )
+    shown = [store.calls.prompt(c["prompt_hash"])[-1]["content"].split("\n")[0] for c in moves]
+    assert shown == ["Plan now: open the cafe", "Plan now: serve coffee", "Plan now: invite agent1"]
+
+
+def test_a_new_simulated_day_brings_a_new_plan(store, stub, tmp_path):
+    # 8 h a step from 08:00: step 1 at 08:00 and step 2 at 16:00 of day 1, step 3 at 00:00 of day 2
+    _, run_id, _ = _run(store, tmp_path, minutes=480, steps=3)
+    calls = [c for c in store.calls.for_conversation(run_id) if c["purpose"] == "memory_plan"]
+    assert sorted(Counter(c["day"] for c in calls).items()) == [(1, 2), (3, 2)]
+
+
+def test_the_hour_parser_keeps_hours_in_range_and_the_first_of_each():
+    reply = "Here you go:\n- 07:00 too early\n**09:00** coffee\n09:30 again\n10.00 - walk\n23:00 x"
+    assert parse_hourly_plan(reply, 8, 22) == {9: "coffee", 10: "walk"}
+    assert parse_hourly_plan("no times here", 8, 22) == {}

@@ -29,6 +29,7 @@ from simulator.domain.memory.parsers import (
     parse_insights,
     parse_plan_items,
     parse_questions,
+    parse_reaction,
 )
 from simulator.domain.memory.records import MemoryRecord, MemoryType, memory_id
 from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
@@ -42,6 +43,7 @@ from simulator.store.store import Store
 IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not parse (4 used)
 REFLECTIONS = "reflections"  # counter: reflections run
 INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evidence
+REACT_AT = 7  # a perception this important (or more) asks the agent whether to react
 PLAN_FALLBACKS = "plan_fallbacks"  # counter: daily plans or hour breakdowns with no usable line
 RATING = GenerationParams(temperature=0.0, max_tokens=8)
 
@@ -79,6 +81,7 @@ class MemoryKeeper:
         self.memories = [self._empty(i) for i in range(len(names))]
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
         self._hourly: list[dict[tuple[int, int], str]] = [{} for _ in names]  # (day, hour)
+        self._day_plans: list[list[MemoryRecord]] = [[] for _ in names]  # today's plan items
 
     def minute(self, step: int) -> int:
         """Simulated minutes at the end of `step` (step 0: the run's start)."""
@@ -120,6 +123,72 @@ class MemoryKeeper:
         if self.settings.reflection:
             for agent in dict.fromkeys(reflect):
                 await self._reflect(calls, step, now, agent)
+        if self.settings.planning:
+            await self._react(calls, step, now, [r for r, _ in records])
+
+    async def _react(
+        self, calls: ActorCalls, step: int, now: int, records: list[MemoryRecord]
+    ) -> None:
+        """Each agent whose most important new perception reaches REACT_AT is asked whether to
+        react (memory_react); a yes re-plans the rest of its day from the hour the next step
+        starts in, the new blocks citing the perception and the day's plan (they replace the
+        old ones)."""
+        strongest: dict[int, MemoryRecord] = {}
+        for record in records:
+            best = strongest.get(record.agent_index)
+            if record.importance >= REACT_AT and (
+                best is None or record.importance > best.importance
+            ):
+                strongest[record.agent_index] = record
+        if not strongest:
+            return
+        day, hour = self.settings.clock(now)
+        agents = sorted(strongest)
+        asks = [
+            self._call(
+                "memory_react",
+                step,
+                i,
+                strongest[i].seq,
+                mp.react_messages(
+                    self.names[i],
+                    strongest[i].text,
+                    self._hourly[i].get((day, hour), ""),
+                    day,
+                    hour,
+                ),
+            )
+            for i in agents
+        ]
+        replies = await calls.run(asks)
+        reacting = [
+            (i, reaction)
+            for i, r in zip(agents, replies, strict=True)
+            if (reaction := parse_reaction(r.text))
+        ]
+        start, end = hour, PLAN_END_HOUR  # `now` ends this step: the next starts at `hour`
+        if not reacting or start > end:
+            return
+        asks = [
+            self._call(
+                "memory_plan_hours",
+                step,
+                i,
+                strongest[i].seq,
+                mp.replan_messages(self.names[i], self._day_plans[i], reaction, start, end),
+            )
+            for i, reaction in reacting
+        ]
+        wanted = []
+        for (i, _), reply in zip(reacting, await calls.run(asks), strict=True):
+            blocks = parse_hourly_plan(reply.text, start, end)
+            self._counters[PLAN_FALLBACKS] += int(not blocks)
+            cites = [strongest[i].id, *(r.id for r in self._day_plans[i])]
+            wanted += [
+                (i, "plan", f"{h:02d}:00 {what}", cites) for h, what in sorted(blocks.items())
+            ]
+        for record, _ in await self._records(calls, step, now, wanted):
+            self._note_hourly(record.agent_index, record)
 
     def plans_today(self, step: int) -> bool:
         """Whether `step` is the first of a simulated day (plans are made then)."""
@@ -160,6 +229,7 @@ class MemoryKeeper:
         plans: list[list[MemoryRecord]] = [[] for _ in names]
         for record, _ in made:
             plans[record.agent_index].append(record)
+            self._note_hourly(record.agent_index, record)
         end = PLAN_END_HOUR
         asks = [
             self._call(
@@ -184,8 +254,15 @@ class MemoryKeeper:
             self._note_hourly(record.agent_index, record)
 
     def _note_hourly(self, agent: int, record: MemoryRecord) -> None:
-        """Remember an hour block (a plan record citing the day's plan) for `current_plan`."""
-        if record.type != "plan" or not record.evidence:
+        """Remember a plan record: a day's plan item (it cites nothing; a new day's first item
+        starts a new list), or an hour block for `current_plan` (it cites the day's plan)."""
+        if record.type != "plan":
+            return
+        if not record.evidence:
+            plans = self._day_plans[agent]
+            if plans and plans[-1].created != record.created:
+                plans.clear()
+            plans.append(record)
             return
         hour = int(record.text[:2])
         day = self.settings.clock(record.created)[0]

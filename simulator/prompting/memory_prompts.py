@@ -48,6 +48,19 @@ HOURLY_PLAN = (
 )
 
 
+REACT = (
+    "It is day {day}, {hour:02d}:00. {name}'s plan for this hour: {block}\n"
+    "{name} just perceived: {observation}\n\n"
+    "Should {name} react to this and change the plan? Answer yes or no on the first line; "
+    "if yes, say on the next line what {name} will do instead."
+)
+REPLAN = (
+    "{name}'s plan for today:\n{plan}\n{name} now means to: {reaction}\n\n"
+    "Write {name}'s new hour-by-hour blocks from {start:02d}:00 to {end:02d}:00: one line per "
+    "hour, each starting with the hour (e.g. {start:02d}:00), then what {name} does."
+)
+
+
 def _user(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
 
@@ -92,3 +105,18 @@ def hourly_plan_messages(
 ) -> list[dict]:
     items = "\n".join(r.text for r in plan)
     return _user(HOURLY_PLAN.format(name=name, plan=items, start=start, end=end))
+
+
+def react_messages(name: str, observation: str, block: str, day: int, hour: int) -> list[dict]:
+    return _user(
+        REACT.format(
+            name=name, observation=observation, block=block or "(none)", day=day, hour=hour
+        )
+    )
+
+
+def replan_messages(
+    name: str, plan: Sequence[MemoryRecord], reaction: str, start: int, end: int
+) -> list[dict]:
+    items = "\n".join(r.text for r in plan) or "(no plan)"
+    return _user(REPLAN.format(name=name, plan=items, reaction=reaction, start=start, end=end))

@@ -14,10 +14,12 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
-from simulator.domain.memory.parsers import parse_hourly_plan
+from simulator.domain.memory.parsers import parse_hourly_plan, parse_reaction
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
+
+PARTY = {"on": False}  # agent1 invites everyone (the re-planning test)
 
 
 @pytest.fixture
@@ -25,14 +27,18 @@ def stub(monkeypatch):
     def reply(body: dict) -> str:
         prompt = body["messages"][-1]["content"]
         if prompt.endswith("Rating:"):
-            return "5"
+            return "9" if "party" in prompt else "5"
+        if "Should agent" in prompt:
+            return "Yes\nGo to the party"
+        if "now means to: Go to the party" in prompt:
+            return "09:00 walk to the party\n10:00 dance"
         if "broad plan" in prompt:
             return "1. 08:00 open the cafe\n2. 12:00 invite friends to the party"
         if "hour-by-hour" in prompt:
             return "08:00 open the cafe\n09:00 serve coffee\n10:00 invite agent1\n16:00 close"
         if "Choose your next move" in prompt:
             return "stay"
-        return "hi"
+        return "come to my party" if PARTY["on"] and "You are agent1" in prompt else "hi"
 
     with StubLLMServer(models=["stub"], latency_s=0.01) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
@@ -66,6 +72,7 @@ def test_each_agent_plans_its_day_and_the_move_prompt_shows_the_hour(store, stub
     calls = store.calls.for_conversation(run_id)
     purposes = Counter(c["purpose"] for c in calls)
     assert purposes["memory_plan"] == 2 and purposes["memory_plan_hours"] == 2
+    assert "memory_react" not in purposes  # nothing rated 7 or more: no reaction asked
     assert outcome.counters["plan_fallbacks"] == 0
     plans = [r for r in store.memories.stream(run_id, 0) if r.type == "plan"]
     day, hours = plans[:2], plans[2:]
@@ -96,3 +103,35 @@ def test_the_hour_parser_keeps_hours_in_range_and_the_first_of_each():
     reply = "Here you go:\n- 07:00 too early\n**09:00** coffee\n09:30 again\n10.00 - walk\n23:00 x"
     assert parse_hourly_plan(reply, 8, 22) == {9: "coffee", 10: "walk"}
     assert parse_hourly_plan("no times here", 8, 22) == {}
+
+
+def test_an_important_perception_that_calls_for_a_reaction_replans_the_rest_of_the_day(
+    store, stub, tmp_path
+):
+    """agent1 says "come to my party" (rated 9); agent0 is asked whether to react, says yes,
+    and its blocks from the next step's hour are replaced, citing what it heard."""
+    PARTY["on"] = True
+    try:
+        _, run_id, _ = _run(store, tmp_path, minutes=60, steps=3)
+    finally:
+        PARTY["on"] = False
+    calls = store.calls.for_conversation(run_id)
+    reacts = [c for c in calls if c["purpose"] == "memory_react"]
+    assert {c["agent"] for c in reacts} == {"agent0", "agent1"}  # both heard agent1 at 9
+    stream = store.memories.stream(run_id, 0)
+    heard = next(r for r in stream if r.text == "agent1 said: come to my party")
+    replanned = [r for r in stream if r.type == "plan" and heard.id in r.evidence]
+    assert [r.text for r in replanned[:2]] == ["09:00 walk to the party", "10:00 dance"]
+    moves = sorted(
+        (c for c in calls if c["purpose"] == "grid_move" and c["agent"] == "agent0"),
+        key=lambda c: c["day"],
+    )
+    shown = [store.calls.prompt(c["prompt_hash"])[-1]["content"].split("\n")[0] for c in moves]
+    assert shown == ["Plan now: open the cafe", "Plan now: walk to the party", "Plan now: dance"]
+
+
+def test_the_reaction_parser_reads_yes_and_the_plan():
+    assert parse_reaction("Yes\nGo to the party") == "Go to the party"
+    assert parse_reaction("yes, go now.") == "go now."
+    assert parse_reaction("No, keep working") == ""
+    assert parse_reaction("Maybe later") == ""

@@ -110,3 +110,13 @@ def parse_hourly_plan(reply: str, start: int, end: int) -> dict[int, str]:
         if start <= hour <= end and hour not in found and match.group("what").strip():
             found[hour] = match.group("what").strip()
     return found
+
+
+def parse_reaction(reply: str) -> str:
+    """The reaction in a reply to "should X react?": the text after a first line starting
+    with "yes" (or the rest of that line); '' for no, or for a reply that says neither."""
+    lines = [line.strip() for line in (reply or "").strip().splitlines() if line.strip()]
+    if not lines or not re.match(r"^\W*yes\b", lines[0], re.IGNORECASE):
+        return ""
+    rest = re.sub(r"^\W*yes\b[\s,.:;-]*", "", lines[0], flags=re.IGNORECASE)
+    return " ".join(([rest] if rest else []) + lines[1:]).strip()

@@ -7,8 +7,9 @@ imported into a fresh store, and run by the real CLI process
 
     python main.py run EXP --llm openai:stub --agents 25 --steps S --radius R --seed 1 --json
 
-against the loopback OpenAI-protocol stub (`--latency` s per call; its replies: a rating of 5,
-two questions, two insights citing records, a message, a move). S = 2 days of 24 h at M
+against the loopback OpenAI-protocol stub (`--latency` s per call; its replies from
+simulator/testing/memory_replies.py: a rating of 5, two questions, two insights citing records,
+a day's plan and its hours, no reactions, a message, a move). S = 2 days of 24 h at M
 simulated minutes a step. The embedder is the packaged all-MiniLM-L6-v2 (`minilm`, in the
 process: its time counts as outside the calls) unless `--embedder` says otherwise.
 
@@ -43,21 +44,9 @@ sys.path.insert(0, str(ROOT))
 
 from simulator.store.store import open_store_uri  # noqa: E402
 from simulator.testing import StubLLMServer  # noqa: E402
+from simulator.testing.memory_replies import memory_stream_reply  # noqa: E402
 
 GRID = ROOT / "prompts" / "experiments" / "takata_grid.yaml"
-
-
-def reply(body: dict) -> str:
-    prompt = body["messages"][-1]["content"]
-    if prompt.endswith("Rating:"):
-        return "5"
-    if "salient high-level questions" in prompt:
-        return "1. Who did I meet?\n2. What are people talking about?"
-    if "high-level insights" in prompt:
-        return "People like to talk (because of 0, 1)\nThe field is busy (because of 2)"
-    if "Choose your next move" in prompt:
-        return "x+1"
-    return "Hello, I am walking east. #walk"
 
 
 def experiment(tmp: Path, minutes: int, embedder: str) -> Path:
@@ -113,7 +102,9 @@ def main() -> None:
         )
         exp = json.loads(imported.stdout)["id"]
         with StubLLMServer(models=["stub"], latency_s=args.latency) as stub:
-            stub.reply_fn = reply
+            stub.reply_fn = memory_stream_reply(
+                rating="5", message=lambda name: "Hello, I am walking east. #walk"
+            )
             env["OPENAI_BASE_URL"] = stub.openai_base_url
             command = [
                 sys.executable,

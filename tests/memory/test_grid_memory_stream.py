@@ -19,6 +19,7 @@ from simulator.errors import UserError
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
+from simulator.testing.memory_replies import memory_stream_reply
 
 STREAM = {
     "kind": "stream",
@@ -29,25 +30,11 @@ STREAM = {
 }
 
 
-def reply(body: dict) -> str:
-    prompt = body["messages"][-1]["content"]
-    if prompt.endswith("Rating:"):
-        return "7"
-    if "salient high-level questions" in prompt:
-        return "1. Who is friendly?\n2. What did people say?"
-    if "high-level insights" in prompt:
-        return "People greet each other (because of 0, 1)\nThe field is calm (because of 2)"
-    if "Choose your next move" in prompt:
-        return "x+1"
-    name = prompt.split("You are ", 1)[1].split(",", 1)[0]
-    return f"hello from {name}"
-
-
 @pytest.fixture
 def stub(monkeypatch):
     with StubLLMServer(models=["stub"], latency_s=0.01) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-        server.reply_fn = reply
+        server.reply_fn = memory_stream_reply()
         yield server
 
 

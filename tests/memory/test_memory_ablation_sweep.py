@@ -26,6 +26,7 @@ from simulator.services.world_sweeps import sweep_key
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.testing.memory_replies import memory_stream_reply
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP_YAML = REPO / "prompts" / "sweeps" / "grid_memory_ablation.yaml"
@@ -33,25 +34,13 @@ MEMORY = {"embedder": "mock:16", "reflection_threshold": 50}  # no model loaded
 AGENTS, STEPS, RUNS = 6, 4, 6
 
 
-def reply(body: dict) -> str:
-    prompt = body["messages"][-1]["content"]
-    if prompt.endswith("Rating:"):
-        return "7"
-    if "salient high-level questions" in prompt:
-        return "1. Who is friendly?\n2. What did people say?"
-    if "high-level insights" in prompt:
-        return "People greet each other (because of 0, 1)"
-    if "Choose your next move" in prompt:
-        return "x+1"
-    if "Summarise" in prompt:
-        return "a summary"
-    return "hello #together"
-
-
 @pytest.fixture
 def env(tmp_path):
     with StubLLMServer(models=["stub"]) as server:
-        server.reply_fn = reply
+        server.reply_fn = memory_stream_reply(
+            insights="People greet each other (because of 0, 1)",
+            message=lambda name: "hello #together",
+        )
         yield {
             "SIM_DB": str(tmp_path / "store"),
             "SIM_USER": "alice",

@@ -1,0 +1,43 @@
+"""A scripted grid agent with a memory stream, for the loopback stub: a reply for each kind of
+prompt the grid world and the memory stream send (rating, questions, insights, plans, moves,
+messages), so tests and benchmarks run a stream without a model. The replies are what a
+well-behaved model would write; `rating`, `move`, `insights` and `message` change them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+QUESTIONS = "1. Who is friendly?\n2. What did people say?"
+INSIGHTS = "People greet each other (because of 0, 1)\nThe field is calm (because of 2)"
+
+
+def memory_stream_reply(
+    rating: str = "7",
+    move: str = "x+1",
+    insights: str = INSIGHTS,
+    message: Callable[[str], str] | None = None,
+) -> Callable[[dict], str]:
+    """A stub `reply_fn`; `message(name)` writes an agent's message (default "hello from X")."""
+
+    def reply(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        if prompt.endswith("Rating:"):
+            return rating
+        if "salient high-level questions" in prompt:
+            return QUESTIONS
+        if "high-level insights" in prompt:
+            return insights
+        if "broad plan" in prompt:
+            return "1. 08:00 walk around\n2. 12:00 talk to the others"
+        if "hour-by-hour" in prompt:
+            return "08:00 walk around\n09:00 walk around\n10:00 talk to the others"
+        if prompt.rstrip().startswith("It is day") and "Should " in prompt:
+            return "No"
+        if "Choose your next move" in prompt:
+            return move
+        if "Summarise" in prompt:
+            return "a summary"
+        name = prompt.split("You are ", 1)[1].split(",", 1)[0] if "You are " in prompt else "?"
+        return message(name) if message else f"hello from {name}"
+
+    return reply

@@ -24,17 +24,15 @@ import numpy as np
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.memory.agent_memory import AgentMemory
 from simulator.domain.memory.parsers import (
-    parse_hourly_plan,
     parse_importance,
     parse_insights,
-    parse_plan_items,
     parse_questions,
-    parse_reaction,
 )
 from simulator.domain.memory.records import MemoryRecord, MemoryType, memory_id
 from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
-from simulator.domain.memory.settings import PLAN_END_HOUR, MemorySettings
+from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
+from simulator.engine.memory_planning import PLAN_FALLBACKS, DayPlanner
 from simulator.engine.step_calls import ActorCall, ActorCalls
 from simulator.llm.embeddings import Embedder, aembed
 from simulator.prompting import memory_prompts as mp
@@ -43,8 +41,6 @@ from simulator.store.store import Store
 IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not parse (4 used)
 REFLECTIONS = "reflections"  # counter: reflections run
 INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evidence
-REACT_AT = 7  # a perception this important (or more) asks the agent whether to react
-PLAN_FALLBACKS = "plan_fallbacks"  # counter: daily plans or hour breakdowns with no usable line
 RATING = GenerationParams(temperature=0.0, max_tokens=8)
 
 
@@ -71,7 +67,7 @@ class MemoryKeeper:
     ) -> None:
         self.run_id, self.names, self.settings = run_id, names, settings
         self._store, self._embedder, self._llm = store, embedder, llm
-        self._counters, self._seed = counters, seed
+        self.counters, self._seed = counters, seed
         for name in (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, PLAN_FALLBACKS):
             counters.setdefault(name, 0)
         preset = REFLECTION_PRESETS[settings.retrieval or "paper"]
@@ -80,8 +76,7 @@ class MemoryKeeper:
         )
         self.memories = [self._empty(i) for i in range(len(names))]
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
-        self._hourly: list[dict[tuple[int, int], str]] = [{} for _ in names]  # (day, hour)
-        self._day_plans: list[list[MemoryRecord]] = [[] for _ in names]  # today's plan items
+        self.planner = DayPlanner(self)
 
     def minute(self, step: int) -> int:
         """Simulated minutes at the end of `step` (step 0: the run's start)."""
@@ -103,7 +98,7 @@ class MemoryKeeper:
             records = [r for r, _ in done]
             matrix = np.stack([v for _, v in done]) if done else np.zeros((0, 0))
             for record in records:
-                self._note_hourly(i, record)
+                self.planner.note(i, record)
             self.memories[i] = (
                 AgentMemory.from_stored(
                     records, matrix, self.settings.retrieval_settings(), self._reflection
@@ -116,7 +111,7 @@ class MemoryKeeper:
         """Store what each agent perceived as records, then reflect where the threshold was
         reached (and reflection is on)."""
         now = self.minute(step)
-        records = await self._records(
+        records = await self.make_records(
             calls, step, now, [(p.agent, p.type, p.text, []) for p in perceived]
         )
         reflect = [r.agent_index for r, fires in records if fires]
@@ -124,149 +119,16 @@ class MemoryKeeper:
             for agent in dict.fromkeys(reflect):
                 await self._reflect(calls, step, now, agent)
         if self.settings.planning:
-            await self._react(calls, step, now, [r for r, _ in records])
-
-    async def _react(
-        self, calls: ActorCalls, step: int, now: int, records: list[MemoryRecord]
-    ) -> None:
-        """Each agent whose most important new perception reaches REACT_AT is asked whether to
-        react (memory_react); a yes re-plans the rest of its day from the hour the next step
-        starts in, the new blocks citing the perception and the day's plan (they replace the
-        old ones)."""
-        strongest: dict[int, MemoryRecord] = {}
-        for record in records:
-            best = strongest.get(record.agent_index)
-            if record.importance >= REACT_AT and (
-                best is None or record.importance > best.importance
-            ):
-                strongest[record.agent_index] = record
-        if not strongest:
-            return
-        day, hour = self.settings.clock(now)
-        agents = sorted(strongest)
-        asks = [
-            self._call(
-                "memory_react",
-                step,
-                i,
-                strongest[i].seq,
-                mp.react_messages(
-                    self.names[i],
-                    strongest[i].text,
-                    self._hourly[i].get((day, hour), ""),
-                    day,
-                    hour,
-                ),
-            )
-            for i in agents
-        ]
-        replies = await calls.run(asks)
-        reacting = [
-            (i, reaction)
-            for i, r in zip(agents, replies, strict=True)
-            if (reaction := parse_reaction(r.text))
-        ]
-        start, end = hour, PLAN_END_HOUR  # `now` ends this step: the next starts at `hour`
-        if not reacting or start > end:
-            return
-        asks = [
-            self._call(
-                "memory_plan_hours",
-                step,
-                i,
-                strongest[i].seq,
-                mp.replan_messages(self.names[i], self._day_plans[i], reaction, start, end),
-            )
-            for i, reaction in reacting
-        ]
-        wanted = []
-        for (i, _), reply in zip(reacting, await calls.run(asks), strict=True):
-            blocks = parse_hourly_plan(reply.text, start, end)
-            self._counters[PLAN_FALLBACKS] += int(not blocks)
-            cites = [strongest[i].id, *(r.id for r in self._day_plans[i])]
-            wanted += [
-                (i, "plan", f"{h:02d}:00 {what}", cites) for h, what in sorted(blocks.items())
-            ]
-        for record, _ in await self._records(calls, step, now, wanted):
-            self._note_hourly(record.agent_index, record)
+            await self.planner.react(calls, step, now, [r for r, _ in records])
 
     def plans_today(self, step: int) -> bool:
-        """Whether `step` is the first of a simulated day (plans are made then)."""
-        if not self.settings.planning:
-            return False
-        start = self.settings.clock(self.minute(step - 1))[0]
-        return step == 1 or start != self.settings.clock(self.minute(step - 2))[0]
+        return self.planner.plans_today(step)
 
     def current_plan(self, agent: int, step: int) -> str:
-        """The hour block of the agent's plan for the hour `step` starts in ('' if none)."""
-        return self._hourly[agent].get(self.settings.clock(self.minute(step - 1)), "")
+        return self.planner.current_plan(agent, step)
 
     async def plan_day(self, calls: ActorCalls, step: int, identities: list[str]) -> None:
-        """Every agent's plan for the rest of the day from its identity and what it recalls
-        (reflections included), stored as plan records, then broken into hour blocks, each a
-        plan record citing the day's plan. Made one simulated minute into the step, so a step
-        cut short keeps its plans aside like its other records."""
-        now = self.minute(step - 1) + 1
-        day, hour = self.settings.clock(now)
-        names = self.names
-        found = await self.recall_at(now, [f"{n}'s plans for today" for n in names])
-        asks = [
-            self._call(
-                "memory_plan",
-                step,
-                i,
-                self.memories[i].stream.next_seq,
-                mp.day_plan_messages(
-                    names[i], identities[i], mp.recalled_text(found[i], "(nothing yet)"), day, hour
-                ),
-            )
-            for i in range(len(names))
-        ]
-        items = [parse_plan_items(reply.text) for reply in await calls.run(asks)]
-        self._counters[PLAN_FALLBACKS] += sum(not found_items for found_items in items)
-        wanted = [(i, "plan", text, []) for i in range(len(names)) for text in items[i]]
-        made = await self._records(calls, step, now, wanted)
-        plans: list[list[MemoryRecord]] = [[] for _ in names]
-        for record, _ in made:
-            plans[record.agent_index].append(record)
-            self._note_hourly(record.agent_index, record)
-        end = PLAN_END_HOUR
-        asks = [
-            self._call(
-                "memory_plan_hours",
-                step,
-                i,
-                self.memories[i].stream.next_seq,
-                mp.hourly_plan_messages(names[i], plans[i], hour, end),
-            )
-            for i in range(len(names))
-            if plans[i]
-        ]
-        planned = [i for i in range(len(names)) if plans[i]]
-        hourly = [parse_hourly_plan(r.text, hour, end) for r in await calls.run(asks)]
-        self._counters[PLAN_FALLBACKS] += sum(not blocks for blocks in hourly)
-        wanted = [
-            (i, "plan", f"{h:02d}:00 {what}", [r.id for r in plans[i]])
-            for i, blocks in zip(planned, hourly, strict=True)
-            for h, what in sorted(blocks.items())
-        ]
-        for record, _ in await self._records(calls, step, now, wanted):
-            self._note_hourly(record.agent_index, record)
-
-    def _note_hourly(self, agent: int, record: MemoryRecord) -> None:
-        """Remember a plan record: a day's plan item (it cites nothing; a new day's first item
-        starts a new list), or an hour block for `current_plan` (it cites the day's plan)."""
-        if record.type != "plan":
-            return
-        if not record.evidence:
-            plans = self._day_plans[agent]
-            if plans and plans[-1].created != record.created:
-                plans.clear()
-            plans.append(record)
-            return
-        hour = int(record.text[:2])
-        day = self.settings.clock(record.created)[0]
-        self._hourly[agent][(day, hour)] = record.text[6:]
+        await self.planner.plan_day(calls, step, identities)
 
     async def recall(self, step: int, queries: list[str]) -> list[list[MemoryRecord]]:
         """What each agent (query i for agent i) retrieves at `step`, best first; the records'
@@ -279,7 +141,7 @@ class MemoryKeeper:
         self._store.memories.touch([r.id for records in found for r in records], now)
         return found
 
-    async def _records(
+    async def make_records(
         self,
         calls: ActorCalls,
         step: int,
@@ -316,7 +178,7 @@ class MemoryKeeper:
                 record, vector = reuse[0], reuse[1]
             else:
                 rating = ratings[(agent, seq)]
-                self._counters[IMPORTANCE_FALLBACKS] += int(rating.fallback)
+                self.counters[IMPORTANCE_FALLBACKS] += int(rating.fallback)
                 record = memory.stream.make(
                     kind,
                     text,
@@ -343,7 +205,7 @@ class MemoryKeeper:
         seq = memory.stream.next_seq  # names this reflection's calls in the ledger
         [reply] = await calls.run(
             [
-                self._call(
+                self.call(
                     "memory_questions",
                     step,
                     agent,
@@ -353,14 +215,14 @@ class MemoryKeeper:
             ]
         )
         questions = parse_questions(reply.text, settings.questions)
-        self._counters[REFLECTIONS] += 1
+        self.counters[REFLECTIONS] += 1
         if not questions:
             return
         vectors = await aembed(self._embedder, questions)
         shown = [memory.retrieve(vector, now) for vector in vectors]
         self._store.memories.touch([r.id for records in shown for r in records], now)
         asks = [
-            self._call(
+            self.call(
                 "memory_insights",
                 step,
                 agent,
@@ -372,16 +234,16 @@ class MemoryKeeper:
         wanted: list[tuple[int, MemoryType, str, list[str]]] = []
         for records, answer in zip(shown, await calls.run(asks), strict=True):
             for insight in parse_insights(answer.text, settings.insights):
-                self._counters[INSIGHT_FALLBACKS] += int(insight.fallback)
+                self.counters[INSIGHT_FALLBACKS] += int(insight.fallback)
                 evidence = [r.id for r in cited(insight.evidence, records)]
                 wanted.append((agent, "thought", insight.text, evidence))
-        await self._records(calls, step, now, wanted)
+        await self.make_records(calls, step, now, wanted)
 
     def _rating_call(self, step: int, agent: int, seq: int, text: str) -> ActorCall:
         messages = mp.importance_messages(self.names[agent], text)
-        return self._call("memory_importance", step, agent, seq, messages, RATING)
+        return self.call("memory_importance", step, agent, seq, messages, RATING)
 
-    def _call(
+    def call(
         self,
         purpose: str,
         step: int,

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
 from simulator.domain.memory.parsers import parse_hourly_plan, parse_reaction
+from simulator.domain.memory.settings import MemorySettings
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
@@ -135,3 +136,12 @@ def test_the_reaction_parser_reads_yes_and_the_plan():
     assert parse_reaction("yes, go now.") == "go now."
     assert parse_reaction("No, keep working") == ""
     assert parse_reaction("Maybe later") == ""
+
+
+def test_a_stream_without_reflection_notes_no_threshold():
+    resolved, notes = MemorySettings(kind="stream", reflection=False).resolved()
+    assert resolved.reflection_threshold is None
+    assert not any("reflection_threshold" in note for note in notes)
+    assert "memory.planning: True (not given)" in notes
+    _, notes = MemorySettings(kind="stream").resolved()
+    assert "memory.reflection_threshold: 150 (not given)" in notes

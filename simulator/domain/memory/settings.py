@@ -56,7 +56,8 @@ class MemorySettings(BaseModel):
         return self.kind == "stream"
 
     def resolved(self) -> tuple[MemorySettings, list[str]]:
-        """Every unset stream value filled with its default, and a note for each one filled."""
+        """Every unset stream value that decides something filled with its default, and a note
+        for each one filled (a threshold is left unset when reflection is off)."""
         if not self.is_stream:
             return self, []
         preset = self.retrieval or "paper"
@@ -69,6 +70,8 @@ class MemorySettings(BaseModel):
             "embedder": DEFAULT_EMBEDDER,
             "minutes_per_step": DEFAULT_MINUTES_PER_STEP,
         }
+        if self.reflection is False:  # no reflection: its threshold decides nothing
+            del defaults["reflection_threshold"]
         filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
         notes = [f"memory.{k}: {v} (not given)" for k, v in filled.items()]
         return self.model_copy(update=filled), notes

@@ -55,6 +55,14 @@ class DirectTable:
             return False
         return not (self.unique_fields & fields.keys())
 
+    def raise_to(self, ids: Sequence[Any], name: str, value: Any) -> int:
+        """`update_many(ours({_id: {$in: ids}, name: {$lt: value}}), {$set: {name: value}})`
+        in one transaction: a field that only moves forward (a memory's last access), on this
+        tool's documents only. How many rose."""
+        if name in self.unique_fields or not _plain_names({name: value}):
+            raise ValueError(f"{name!r} cannot be raised directly")
+        return raise_field(self.collection, self.table, ids, name, value)
+
     def insert(self, documents: Sequence[dict]) -> list[bool]:
         return insert_documents(self.collection, self.table, documents)
 
@@ -139,6 +147,36 @@ def set_fields(collection: Any, table: Any, updates: Sequence[tuple[dict, dict]]
         for key, document in changed:
             query_index.add(key, document)
     return [True] * len(updates)
+
+
+def raise_field(collection: Any, table: Any, ids: Sequence[Any], name: str, value: Any) -> int:
+    """See `DirectTable.raise_to`."""
+    query_index = collection._store._query_index
+    select = f"SELECT doc FROM {table._table_name} WHERE _id = ?"
+    write = f"UPDATE {table._table_name} SET doc = ? WHERE _id = ?"
+    changed: list[tuple[str, dict]] = []
+    connection = table._connection
+    with connection:
+        connection.execute("BEGIN IMMEDIATE")
+        cursor = connection.cursor()
+        for doc_id in dict.fromkeys(ids):
+            key = table.encode_key(doc_id)
+            row = cursor.execute(select, (key,)).fetchone()
+            if row is None:
+                continue
+            document = table._decode_doc(row[0])
+            stored = document.get(name)
+            if "schema_version" not in document:  # not ours: never written (foreign.ours)
+                continue
+            if stored is None or not stored < value:  # MongoDB's $lt matches no missing field
+                continue
+            document[name] = value
+            cursor.execute(write, (table._encode_doc(document), key))
+            changed.append((key, document))
+    if query_index is not None:
+        for key, document in changed:
+            query_index.add(key, document)
+    return len(changed)
 
 
 def _equals(stored: Any, wanted: Any) -> bool:

@@ -153,3 +153,22 @@ def test_group_commit_writes_a_flush_in_one_transaction_per_group(lite):
     connection.set_trace_callback(None)
     assert len(commits) == 2
     assert lite.db.calls.count_documents({"state": "done"}) == 50
+
+
+def test_raise_to_moves_a_field_forward_only_and_only_on_our_documents(lite):
+    memories = lite.db.memories
+    memories.insert_many(
+        [
+            {"_id": "a", "schema_version": 1, "last_accessed": 10, "agent": 0},
+            {"_id": "b", "schema_version": 1, "last_accessed": 30, "agent": 0},
+            {"_id": "c", "last_accessed": 5, "agent": 0},  # another tool's: never written
+        ]
+    )
+    assert memories.count_documents({"agent": 0}) == 3  # builds the query index
+    direct = direct_table(memories)
+    assert direct.raise_to(["a", "b", "c", "missing", "a"], "last_accessed", 20) == 1
+    stored = {d["_id"]: d["last_accessed"] for d in memories.find({})}
+    assert stored == {"a": 20, "b": 30, "c": 5}
+    assert [d["_id"] for d in memories.find({"last_accessed": 20})] == ["a"]  # index in step
+    with pytest.raises(ValueError):
+        direct_table(lite.db.conversations).raise_to(["x"], "key", 1)

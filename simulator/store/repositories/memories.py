@@ -27,6 +27,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError
 from simulator.domain.memory.records import MemoryRecord, agent_id_range
 from simulator.store.counting import count
 from simulator.store.embedded import by_ids, id_range, table_of
+from simulator.store.embedded_writes import direct_table
 from simulator.store.foreign import ours
 from simulator.store.indexes import ensure_marker_index
 
@@ -147,6 +148,10 @@ class MemoriesRepository:
     def touch(self, ids: Iterable[str], now: int) -> None:
         """Mark records as accessed at simulated minute `now` (never moved backwards)."""
         ids = list(dict.fromkeys(ids))
+        direct = direct_table(self._col)
+        if direct is not None:  # no query index over every record on the embedded store
+            direct.raise_to(ids, "last_accessed", now)
+            return
         for start in range(0, len(ids), CHUNK):
             query = {"_id": {"$in": ids[start : start + CHUNK]}, "last_accessed": {"$lt": now}}
             self._col.update_many(ours(query), {"$set": {"last_accessed": now}})

@@ -5,8 +5,10 @@ well-behaved model would write; `rating`, `move`, `insights` and `message` chang
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
+_NAME = re.compile(r"You are ([\w-]+)")  # the agent the message prompt speaks to
 QUESTIONS = "1. Who is friendly?\n2. What did people say?"
 INSIGHTS = "People greet each other (because of 0, 1)\nThe field is calm (because of 2)"
 
@@ -37,7 +39,8 @@ def memory_stream_reply(
             return move
         if "Summarise" in prompt:
             return "a summary"
-        name = prompt.split("You are ", 1)[1].split(",", 1)[0] if "You are " in prompt else "?"
+        found = _NAME.search(prompt)
+        name = found.group(1) if found else "?"
         return message(name) if message else f"hello from {name}"
 
     return reply

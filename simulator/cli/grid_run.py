@@ -94,22 +94,11 @@ def print_header(app: AppContext, spec: GridSpec) -> None:
         )
     )
     if spec.memory.kind != "summary":
-        app.err.print(f"memory: {_memory_line(spec)}", markup=False, highlight=False)
+        app.err.print(f"memory: {spec.memory.describe()}", markup=False, highlight=False)
     app.err.print(line, markup=False, highlight=False)
     app.err.print(f"model: {llm_name(spec.llm)}", markup=False, highlight=False)
     for note in spec.defaults_applied:
         app.err.print(f"default: {note}", markup=False, highlight=False)
-
-
-def _memory_line(spec: GridSpec) -> str:
-    m = spec.memory
-    if not m.is_stream:
-        return "none (nothing carried between steps)"
-    return (
-        f"stream: retrieval {m.retrieval} (top {m.top_k}), reflection "
-        + (f"at importance {m.reflection_threshold}" if m.reflection else "off")
-        + f", embedder {m.embedder}, {m.minutes_per_step} simulated minutes a step"
-    )
 
 
 def run_grid_cli(

@@ -55,17 +55,24 @@ class MemorySettings(BaseModel):
     def is_stream(self) -> bool:
         return self.kind == "stream"
 
-    def resolved(self) -> tuple[MemorySettings, list[str]]:
+    def resolved(self, world_plans: bool = True) -> tuple[MemorySettings, list[str]]:
         """Every unset stream value that decides something filled with its default, and a note
-        for each one filled (a threshold is left unset when reflection is off)."""
+        for each one filled (a threshold is left unset when reflection is off). A world without
+        simulated hours to plan (`world_plans` False: the chat, the network) plans nothing, and
+        a block asking it to is refused (ValueError naming memory.planning)."""
         if not self.is_stream:
             return self, []
+        if not world_plans and self.planning:
+            raise ValueError(
+                "memory.planning: this world has no simulated hours to plan, so daily plans "
+                "are made only in grid worlds; leave planning out or set it to false"
+            )
         preset = self.retrieval or "paper"
         defaults = {
             "retrieval": preset,
             "top_k": PRESETS[preset].top_k,
             "reflection": True,
-            "planning": True,
+            "planning": world_plans,
             "reflection_threshold": REFLECTION_THRESHOLDS[preset],
             "embedder": DEFAULT_EMBEDDER,
             "minutes_per_step": DEFAULT_MINUTES_PER_STEP,
@@ -75,6 +82,19 @@ class MemorySettings(BaseModel):
         filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
         notes = [f"memory.{k}: {v} (not given)" for k, v in filled.items()]
         return self.model_copy(update=filled), notes
+
+    def describe(self) -> str:
+        """One header line for a resolved block: what the agents remember and how."""
+        if self.kind == "none":
+            return "none (nothing carried between steps)"
+        if not self.is_stream:
+            return "summary (the world's own)"
+        return (
+            f"stream: retrieval {self.retrieval} (top {self.top_k}), reflection "
+            + (f"at importance {self.reflection_threshold}" if self.reflection else "off")
+            + f", planning {'on' if self.planning else 'off'}, embedder {self.embedder}, "
+            + f"{self.minutes_per_step} simulated minutes a step"
+        )
 
     def clock(self, minute: int) -> tuple[int, int]:
         """(day from 1, hour 0..23) of a simulated minute."""

@@ -97,8 +97,28 @@ def print_header(app: AppContext, spec: GridSpec) -> None:
         app.err.print(f"memory: {spec.memory.describe()}", markup=False, highlight=False)
     app.err.print(line, markup=False, highlight=False)
     app.err.print(f"model: {llm_name(spec.llm)}", markup=False, highlight=False)
+    if spec.probe is not None:
+        app.err.print(f"probe: {probe_line(spec)}", markup=False, highlight=False)
     for note in spec.defaults_applied:
         app.err.print(f"default: {note}", markup=False, highlight=False)
+
+
+def probe_line(spec: GridSpec) -> str:
+    """What the probe asks after the last step and what it reads from the run."""
+    probe, agents = spec.probe, spec.world.agents
+    assert probe is not None
+    parts = []
+    if probe.news:
+        parts.append(f"every agent asked {probe.news.question!r} after the last step")
+    if probe.relationships:
+        parts.append(f"every agent asked about every other ({agents * (agents - 1)} calls)")
+    if probe.attendance:
+        a = probe.attendance
+        parts.append(
+            f"attendance within {a.radius} of ({a.place[0]}, {a.place[1]}) from {a.start} to "
+            f"{a.end} on day {a.day}"
+        )
+    return "; ".join(parts) or "nothing asked"
 
 
 def run_grid_cli(

@@ -16,6 +16,7 @@ from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.grid import INITIAL_MEMORY, Position, agent_names, initial_positions
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.memory.settings import MemorySettings
+from simulator.domain.probe import Probe
 
 GRID_KIND = "grid"
 TEMPLATE_FIELDS = (
@@ -32,7 +33,7 @@ TEMPLATE_FIELDS = (
     "plan",  # the memory stream's plan for the step's hour (memory.planning); else empty
 )
 # what a stored grid experiment keeps under `spec`
-GRID_FIELDS = ("llms", "world", "prompts", "memory", "personas")
+GRID_FIELDS = ("llms", "world", "prompts", "memory", "personas", "probe")
 STAGES = ("message", "memory", "move")  # the three calls of every agent in every step
 MAX_GRID_SIDE = 1000
 MAX_GRID_AGENTS = 1000
@@ -144,6 +145,8 @@ class GridExperiment(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     # one per agent, in agent order (agent0 first); None: agents with no persona (the paper's)
     personas: list[Persona] | None = None
+    # interviews after the last step and a gathering's attendance (domain/probe.py)
+    probe: Probe | None = None
 
     @model_validator(mode="after")
     def _unique_llms(self) -> GridExperiment:
@@ -152,6 +155,14 @@ class GridExperiment(BaseModel):
             raise ValueError(
                 f"personas lists {len(self.personas)} agents and world.agents is "
                 f"{self.world.agents}; give one persona per agent, or leave personas out"
+            )
+        place = self.probe.attendance.place if self.probe and self.probe.attendance else None
+        if place is not None and not (
+            0 <= place[0] < self.world.width and 0 <= place[1] < self.world.height
+        ):
+            raise ValueError(
+                f"probe.attendance.place [{place[0]}, {place[1]}] is off the "
+                f"{self.world.width} x {self.world.height} field"
             )
         return self
 
@@ -173,6 +184,7 @@ class GridSpec(BaseModel):
     defaults_applied: list[str] = Field(default_factory=list)
     memory: MemorySettings = Field(default_factory=MemorySettings)  # resolved: no value unset
     personas: list[Persona] | None = None
+    probe: Probe | None = None
 
     def persona(self, agent: int) -> Persona:
         return self.personas[agent] if self.personas else Persona()
@@ -199,7 +211,8 @@ class GridSpec(BaseModel):
         """LLM calls of the whole run: three per agent per step with the summary memory, two
         (message, move) otherwise; a memory stream adds its own (ratings, reflections)."""
         stages = len(STAGES) if self.memory.kind == "summary" else len(STAGES) - 1
-        return stages * self.world.agents * self.world.steps
+        interviews = self.probe.calls(self.world.agents) if self.probe else 0
+        return stages * self.world.agents * self.world.steps + interviews
 
 
 def is_grid(data: dict | None) -> bool:

@@ -16,6 +16,7 @@ from simulator.domain import grid
 from simulator.domain.grid_experiment import STAGES, GridExperiment, GridSpec
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
+from simulator.engine.interviews import Interviewees, interview
 from simulator.engine.memory_keeper import MemoryKeeper, Perceived
 from simulator.engine.recorder import StoreRecorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
@@ -106,6 +107,7 @@ class GridCommunity:
         self.calls = ActorCalls(run.recorder, run.llms)
         self.keeper: MemoryKeeper | None = None
         self._now = 1  # the step being played (its plan block fills {plan})
+        self.interviews: list[dict] | None = None  # the probe's, once asked
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
@@ -150,14 +152,38 @@ class GridCommunity:
         )
 
     async def advance(self) -> bool:
-        return self.state.step < self.world.steps
+        if self.state.step < self.world.steps:
+            return True
+        probe = self.spec.probe
+        if probe is not None and probe.asks and self.interviews is None:
+            who = Interviewees(
+                self.names,
+                [self.spec.persona(i).identity for i in range(self.world.agents)],
+                self.spec.llm,
+                self.spec.seed,
+                self.world.steps + 1,
+            )
+            counters = self.run_.recorder.counters
+            self.interviews = await interview(self.calls, probe, who, self._recall_for, counters)
+        return False
 
     async def step(self) -> None:
         self.state = await self._step(self.state, self.partial)
         self.partial = set()
 
     def done_fields(self) -> dict:
-        return {}
+        return {} if self.interviews is None else {"interviews": self.interviews}
+
+    async def _recall_for(self, asks: list[tuple[int, str]]) -> list[tuple[str, list[str]]]:
+        """What each interviewed agent is shown for its question: its stream's records
+        retrieved for it, its summary memory's last text, or nothing."""
+        if self.keeper is not None:
+            now = self.keeper.minute(self.state.step)
+            found = await self.keeper.recall_pairs(now, asks)
+            return [(recalled_text(r, NOTHING_RECALLED), [x.id for x in r]) for r in found]
+        if self.spec.memory.kind == "none":
+            return [(NOTHING_RECALLED, []) for _ in asks]
+        return [(self.state.memories[i], []) for i, _ in asks]
 
     def _stored_rows(self) -> list[dict]:
         return self.run_.recorder.store.grid_steps.for_run(self.run_.run_id)

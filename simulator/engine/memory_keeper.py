@@ -16,7 +16,6 @@ vector are used: nothing stored is re-rated or re-embedded.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +32,7 @@ from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
 from simulator.engine.memory_planning import PLAN_FALLBACKS, DayPlanner
-from simulator.engine.step_calls import ActorCall, ActorCalls
+from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
 from simulator.llm.embeddings import Embedder, aembed
 from simulator.prompting import memory_prompts as mp
 from simulator.store.store import Store
@@ -138,6 +137,14 @@ class MemoryKeeper:
     async def recall_at(self, now: int, queries: list[str]) -> list[list[MemoryRecord]]:
         vectors = await aembed(self._embedder, queries)
         found = [m.retrieve(vectors[i], now) for i, m in enumerate(self.memories)]
+        self._store.memories.touch([r.id for records in found for r in records], now)
+        return found
+
+    async def recall_pairs(self, now: int, asks: list[tuple[int, str]]) -> list[list[MemoryRecord]]:
+        """What agent a retrieves for query q, for each (a, q) (an interview asks one agent
+        several questions); last access stored as `recall_at` does."""
+        vectors = await aembed(self._embedder, [q for _, q in asks])
+        found = [self.memories[a].retrieve(vectors[n], now) for n, (a, _) in enumerate(asks)]
         self._store.memories.touch([r.id for records in found for r in records], now)
         return found
 
@@ -253,11 +260,9 @@ class MemoryKeeper:
         params: GenerationParams | None = None,
     ) -> ActorCall:
         """One memory call; with a run seed, its own seed derived from where it sits."""
-        merged = self._llm.params.merge(params)
-        if self._seed is not None:
-            where = hashlib.sha256(f"{purpose}:{step}:{agent}:{index}".encode()).digest()
-            offset = int.from_bytes(where[:4], "little")
-            merged = merged.merge(GenerationParams(seed=(self._seed + offset) % 2**32))
+        merged = placed_params(
+            self._llm.params.merge(params), self._seed, purpose, step, agent, index
+        )
         label = f"{self.names[agent]}'s {purpose} call {index} of step {step}"
         return ActorCall(
             purpose, step, index, self.names[agent], self._llm, messages, merged, label

@@ -203,11 +203,16 @@ class StoreRecorder:
         return calls
 
     def mark(
-        self, status: str, error: str | None = None, summaries: list[str] | None = None
+        self,
+        status: str,
+        error: str | None = None,
+        summaries: list[str] | None = None,
+        **fields: object,
     ) -> None:
-        """Status, counters and (at the end, after a resume) the summary list: one write."""
+        """Status, counters and (at the end) the world's closing fields, e.g. a chat's summary
+        list after a resume, a probe's interviews: one write."""
         self._flush_queued()
-        also: dict = {"counters": dict(self.counters)}
+        also: dict = {"counters": dict(self.counters), **fields}
         if summaries is not None:
             also["summaries"] = _listed(summaries)
         self.store.conversations.set_status(self.conversation_id, status, error, self._owner, also)

@@ -11,6 +11,7 @@ is a pure function of the stored state, so a resumed run asks it again exactly.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,18 @@ class ActorCall:
     messages: list[dict]
     params: GenerationParams
     label: str
+
+
+def placed_params(
+    params: GenerationParams, seed: int | None, purpose: str, step: int, agent: int, index: int
+) -> GenerationParams:
+    """`params` with a run seed's own seed for the call at (purpose, step, agent, index),
+    derived by hashing where it sits (unchanged when the run has no seed)."""
+    if seed is None:
+        return params
+    where = hashlib.sha256(f"{purpose}:{step}:{agent}:{index}".encode()).digest()
+    offset = int.from_bytes(where[:4], "little")
+    return params.merge(GenerationParams(seed=(seed + offset) % 2**32))
 
 
 @dataclass(frozen=True)

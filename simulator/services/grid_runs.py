@@ -76,6 +76,14 @@ def build_spec(
         create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
     if memory.kind == "none" and any(p.memories for p in personas or []):
         memory_notes.append("memory: none, so the personas' seed memories are never shown")
+    probe = experiment.probe
+    if probe is not None and probe.attendance is not None and memory.minutes_per_step is None:
+        raise UserError(
+            "probe.attendance gives the gathering's hours, and this run's memory block gives "
+            "no minutes_per_step to place them on its steps",
+            field="memory.minutes_per_step",
+            fix="set memory.minutes_per_step (e.g. 60 for one simulated hour a step)",
+        )
     return GridSpec(
         world=world_model,
         start=start,
@@ -84,6 +92,7 @@ def build_spec(
         defaults_applied=notes + memory_notes,
         memory=memory,
         personas=personas,
+        probe=probe,
     )
 
 

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 
 _NAME = re.compile(r"You are ([\w-]+)")  # the agent the message prompt speaks to
+_INTERVIEW = re.compile(r"What you recall:\n(.*)\n\nAn interviewer asks you: (.*?)\n", re.S)
+_KNOWS = re.compile(r"^Do you know ([\w-]+)\?$")
 QUESTIONS = "1. Who is friendly?\n2. What did people say?"
 INSIGHTS = "People greet each other (because of 0, 1)\nThe field is calm (because of 2)"
 
@@ -39,8 +41,20 @@ def memory_stream_reply(
             return move
         if "Summarise" in prompt:
             return "a summary"
+        interview = _INTERVIEW.search(prompt)
+        if interview:
+            return interview_answer(*interview.groups())
         found = _NAME.search(prompt)
         name = found.group(1) if found else "?"
         return message(name) if message else f"hello from {name}"
 
     return reply
+
+
+def interview_answer(recalled: str, question: str) -> str:
+    """A probe's answer from what the agent was shown: yes when its recollection names the
+    other agent (Do you know X?) or a word of five letters or more of the question."""
+    asked = _KNOWS.match(question)
+    words = [asked.group(1)] if asked else re.findall(r"[a-z]{5,}", question.lower())
+    known = any(re.search(rf"\b{re.escape(w)}\b", recalled, re.IGNORECASE) for w in words)
+    return "Yes, I heard about it." if known else "No, I do not."

@@ -14,6 +14,7 @@ from typing import Any
 from simulator.analysis.grid.clusters import cluster_measures
 from simulator.analysis.grid.hashtags import hashtag_measures
 from simulator.analysis.grid.moves import move_measures, pooled_histogram
+from simulator.analysis.grid.party import party_measures
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.grid.text import Embedder, packaged_embedder, text_measures, top_words
 from simulator.analysis.measures import mean_ci
@@ -37,6 +38,13 @@ SUMMARY: dict[str, str] = {
     "mean_memory_diversity": "the same for memories",
     "final_memory_diversity": "memory diversity at the last stored step",
     "steps_stored": "steps with stored rows",
+    # a run with a `probe` (the party, issue 13): interviews checked against memory
+    "news_known_share": "share of agents who said they knew the news and whose memory names it",
+    "news_said_yes": "agents who said yes to the news question",
+    "news_unbacked_yes": "yes answers to the news question with no memory naming it",
+    "news_heard": "agents who heard (or said) a message naming the news",
+    "relationship_density": "pairs who both know each other (backed by memory) / all pairs",
+    "attended": "agents within the radius of the gathering's place during its hours",
 }
 SERIES = ("clusters", "stay", "unique_hashtags", "message_diversity", "memory_diversity")
 
@@ -54,11 +62,13 @@ def resolve_embedder(embed: Embedder | str | None) -> tuple[Embedder | None, lis
     return embed, []  # type: ignore[return-value]
 
 
-def analyse_run(run: GridRun, embed: Embedder | None) -> dict:
-    """Everything measured on one run (the report draws from this)."""
+def analyse_run(run: GridRun, embed: Embedder | None, store: Any = None) -> dict:
+    """Everything measured on one run (the report draws from this); with the store, a probed
+    run's party measures too (they read its memory streams)."""
     clusters = cluster_measures(run)
     return {
         "run": run,
+        "party": party_measures(store, run) if store is not None else None,
         "moves": move_measures(run),
         "clusters": clusters,
         "hashtags": hashtag_measures(run),
@@ -91,6 +101,7 @@ def summary_of(analysis: dict) -> dict:
         "widest_hashtag_spread": tags["widest_spread"],
         **{name: text.get(name) for name in SUMMARY if name.endswith("_diversity")},
         "steps_stored": run.last_step,
+        **party_summary(analysis.get("party")),
     }
     row["moves"] = moves["overall"]
     row["moves_per_agent"] = moves["per_agent"]
@@ -104,6 +115,21 @@ def summary_of(analysis: dict) -> dict:
     row["hashtags"] = [{k: v for k, v in t.items() if k != "steps"} for t in tags["tags"]]
     row["top_words"] = {name: [w for w, _ in top] for name, top in analysis["top_words"].items()}
     return row
+
+
+def party_summary(party: dict | None) -> dict:
+    """The party's scalar figures (None where the run's probe did not ask for them)."""
+    party = party or {}
+    news = party.get("news") or {}
+    heard = news.get("heard_by_step") or []
+    return {
+        "news_known_share": news.get("known_share"),
+        "news_said_yes": news.get("said_yes") if news.get("asked") else None,
+        "news_unbacked_yes": news.get("unbacked_yes") if news.get("asked") else None,
+        "news_heard": heard[-1] if heard else None,
+        "relationship_density": (party.get("relationships") or {}).get("density"),
+        "attended": (party.get("attendance") or {}).get("count"),
+    }
 
 
 def mean_series(series: list[list[float | None] | None]) -> list[float | None]:
@@ -165,5 +191,5 @@ def grid_measures(store: Any, run_ids: list[str], embed: Embedder | str | None =
     """Per run (`runs`: SUMMARY figures, series, move histograms, hashtags, top words) and per
     sweep cell (`cells`), with `notes` (e.g. text measures left out: what to install)."""
     embedder, notes = resolve_embedder(embed)
-    rows = [summary_of(analyse_run(run, embedder)) for run in load_runs(store, run_ids)]
+    rows = [summary_of(analyse_run(run, embedder, store)) for run in load_runs(store, run_ids)]
     return {"measures": SUMMARY, "runs": rows, "cells": cell_summaries(rows), "notes": notes}

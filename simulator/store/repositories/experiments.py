@@ -17,7 +17,21 @@ from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_
 from simulator.store.indexes import ensure_marker_index
 
 SCHEMA_VERSION = 1
-SPEC_FIELDS = ("starting_message", "llms", "roles", "shared_sections", "summarizer_sections")
+# a chat's `memory` is dumped only when it is not the default (Experiment's serializer), so the
+# versions of experiments stored before memory blocks do not change
+SPEC_FIELDS = (
+    "starting_message",
+    "llms",
+    "roles",
+    "shared_sections",
+    "summarizer_sections",
+    "memory",
+)
+# fields added after experiments were stored: at their default they stay out of the stored spec
+# and of the version hash, so a stored experiment keeps its version and a resumed sweep its
+# conversations' keys. A grid's memory and personas have been hashed since they were added.
+LATER_FIELDS = ("memory", "probe")
+GRID_ALWAYS = ("memory",)
 
 
 AnyExperiment = Experiment | GridExperiment | NetworkExperiment
@@ -31,7 +45,18 @@ def spec_of(experiment: AnyExperiment) -> dict:
         fields = NETWORK_FIELDS
     else:
         fields = SPEC_FIELDS
-    return experiment.model_dump(mode="json", include=set(fields))
+    spec = experiment.model_dump(mode="json", include=set(fields))
+    always = GRID_ALWAYS if isinstance(experiment, GridExperiment) else ()
+    for name in LATER_FIELDS:  # left at its default: the version its experiment always had
+        if name in spec and name not in always and spec[name] == _default(experiment, name):
+            del spec[name]
+    return spec
+
+
+def _default(experiment: AnyExperiment, name: str) -> object:
+    field = type(experiment).model_fields[name]
+    value = field.get_default(call_default_factory=True)
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
 
 def experiment_version(experiment: AnyExperiment) -> str:

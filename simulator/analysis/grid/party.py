@@ -1,0 +1,203 @@
+"""The party's measures (Park et al. 2023, section 7.1): who knew of it, who knew whom, who came.
+
+Read from a grid run with a `probe` (domain/probe.py): its stored interviews, its rows and each
+agent's memory. A "yes" counts as knowing only when the agent's memory backs it: a stream
+record (or, for a summary memory, its last summary) naming one of the news keywords, or the
+other agent's name; a yes with no such memory is counted apart (`unbacked`), as the paper
+checked answers against the agents' memory streams to avoid hallucinated knowledge. A
+relationship is an edge when both agents know each other (backed), and density is
+2|E| / (n (n - 1)). Attendance needs no call: an agent attended when, at a step starting in the
+gathering's hours, it stood within the radius of the place (the grid's distance). How the news
+spread is read over steps: agents who had heard a message naming it, and agents whose memory
+named it, by the end of each step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.analysis.grid.runs import GridRun
+from simulator.domain.grid import distance
+from simulator.domain.memory.settings import DAY_START_HOUR
+from simulator.domain.probe import Probe, mentions, minutes_of
+
+MINUTES_PER_DAY = 24 * 60
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """One thing an agent remembered, and from which step on (0: before the first)."""
+
+    step: int
+    text: str
+
+
+def agent_memories(store: Any, run: GridRun) -> list[list[Remembered]]:
+    """Each agent's memory as the probe checks it: a stream's records, a summary memory's
+    text after every step (seed memories at step 0), or nothing (`memory: none`)."""
+    memory = run.spec.get("memory") or {}
+    kind, n = memory.get("kind", "summary"), len(run.names)
+    if kind == "none":
+        return [[] for _ in range(n)]
+    if kind == "stream":
+        per_step = int(memory.get("minutes_per_step") or 1)
+        return [
+            [
+                Remembered(-(-r.created // per_step), r.text)
+                for r in store.memories.stream(run.id, i)
+            ]
+            for i in range(n)
+        ]
+    personas = run.spec.get("personas") or []
+    first = (run.spec.get("world") or {}).get("initial_memory", "")
+    found: list[list[Remembered]] = [
+        [Remembered(0, "\n".join(personas[i].get("memories") or []) if personas else first)]
+        for i in range(n)
+    ]
+    for row in run.rows:
+        found[int(row["agent_index"])].append(Remembered(int(row["step"]), str(row["memory"])))
+    return found
+
+
+def party_measures(store: Any, run: GridRun) -> dict | None:
+    """Every measure the run's probe asks for; None when the run has no probe."""
+    if not run.spec.get("probe"):
+        return None
+    probe = Probe.model_validate(run.spec["probe"])
+    memories = agent_memories(store, run)
+    interviews = list(run.doc.get("interviews") or [])
+    found: dict[str, Any] = {"interviewed": bool(interviews)}
+    if probe.news is not None:
+        found["news"] = news_measures(run, probe, memories, interviews)
+    if probe.relationships:
+        found["relationships"] = relationship_measures(run, memories, interviews)
+    if probe.attendance is not None:
+        found["attendance"] = attendance_measures(run, probe, found.get("news"))
+    return found
+
+
+def news_measures(
+    run: GridRun, probe: Probe, memories: list[list[Remembered]], interviews: list[dict]
+) -> dict:
+    assert probe.news is not None
+    words, names, n = probe.news.keywords, run.names, len(run.names)
+    answers = {int(a["agent_index"]): a for a in interviews if a.get("about") == "news"}
+    per_agent = []
+    for i in range(n):
+        backed = any(mentions(m.text, words) for m in memories[i])
+        answer = answers.get(i)
+        said = bool(answer and answer.get("says_yes"))
+        per_agent.append(
+            {
+                "agent": names[i],
+                "said_yes": said if answer else None,
+                "memory_mentions": backed,
+                "knows": said and backed,
+                "knew_at_start": any(mentions(m.text, words) for m in memories[i] if m.step == 0),
+                "answer": answer.get("answer") if answer else None,
+            }
+        )
+    heard = heard_by_step(run, words)
+    remembered = remembered_by_step(run, memories, words)
+    asked = len(answers)
+    knows = sum(a["knows"] for a in per_agent)
+    return {
+        "keywords": words,
+        "asked": asked,
+        "said_yes": sum(bool(a["said_yes"]) for a in per_agent),
+        "knows": knows,
+        "unbacked_yes": sum(bool(a["said_yes"]) and not a["memory_mentions"] for a in per_agent),
+        "known_share": knows / n if asked else None,
+        "knew_at_start": sum(a["knew_at_start"] for a in per_agent),
+        "heard_by_step": heard,
+        "remembered_by_step": remembered,
+        "per_agent": per_agent,
+    }
+
+
+def heard_by_step(run: GridRun, words: list[str]) -> list[int]:
+    """Agents who had heard (or said) a message naming the news by the end of each step
+    (index 0: before the first step)."""
+    first: dict[int, int] = {}
+    for row in sorted(run.rows, key=lambda r: r["step"]):
+        i = int(row["agent_index"])
+        if i not in first and (
+            mentions(str(row.get("received") or ""), words)
+            or mentions(str(row.get("message") or ""), words)
+        ):
+            first[i] = int(row["step"])
+    return [sum(s <= t for s in first.values()) for t in range(run.last_step + 1)]
+
+
+def remembered_by_step(
+    run: GridRun, memories: list[list[Remembered]], words: list[str]
+) -> list[int]:
+    """Agents whose memory named the news by the end of each step (index 0: the start)."""
+    first = [
+        min((m.step for m in mine if mentions(m.text, words)), default=None) for mine in memories
+    ]
+    return [sum(s is not None and s <= t for s in first) for t in range(run.last_step + 1)]
+
+
+def relationship_measures(
+    run: GridRun, memories: list[list[Remembered]], interviews: list[dict]
+) -> dict:
+    names, n = run.names, len(run.names)
+    index = {name: j for j, name in enumerate(names)}
+    yes: set[tuple[int, int]] = set()
+    backed: set[tuple[int, int]] = set()
+    asked = 0
+    for a in interviews:
+        j = index.get(str(a.get("about")))
+        if j is None:
+            continue
+        i = int(a["agent_index"])
+        asked += 1
+        if a.get("says_yes"):
+            yes.add((i, j))
+            if any(mentions(m.text, [names[j]]) for m in memories[i]):
+                backed.add((i, j))
+    pairs = n * (n - 1) // 2
+    edges = sorted((i, j) for i, j in backed if i < j and (j, i) in backed)
+    either = {(min(i, j), max(i, j)) for i, j in backed}
+    return {
+        "asked": asked,
+        "said_yes": len(yes),
+        "backed_yes": len(backed),
+        "unbacked_yes": len(yes - backed),
+        "edges": [[names[i], names[j]] for i, j in edges],
+        "density": len(edges) / pairs if asked and pairs else None,
+        "one_way_density": len(either) / pairs if asked and pairs else None,
+    }
+
+
+def attendance_measures(run: GridRun, probe: Probe, news: dict | None) -> dict:
+    """Who stood within the radius of the place at a step starting in the hours."""
+    a = probe.attendance
+    assert a is not None
+    per_step = int((run.spec.get("memory") or {}).get("minutes_per_step") or 0)
+    start = (a.day - 1) * MINUTES_PER_DAY + minutes_of(a.start) - DAY_START_HOUR * 60
+    end = (a.day - 1) * MINUTES_PER_DAY + minutes_of(a.end) - DAY_START_HOUR * 60
+    steps = (
+        [s for s in range(1, run.last_step + 1) if start <= (s - 1) * per_step < end]
+        if per_step
+        else []
+    )
+    frames = run.positions
+    came = [
+        i
+        for i in range(len(run.names))
+        if any(
+            distance(frames[s - 1][i], a.place, run.width, run.height, run.torus) <= a.radius
+            for s in steps
+        )
+    ]
+    knew = {p["agent"] for p in (news or {}).get("per_agent", []) if p["knows"]}
+    return {
+        "steps": steps,
+        "attended": [run.names[i] for i in came],
+        "count": len(came),
+        "knew_and_came": sum(run.names[i] in knew for i in came) if news else None,
+        "reached": bool(steps) and run.last_step >= steps[-1],
+    }

@@ -46,7 +46,15 @@ SUMMARY: dict[str, str] = {
     "relationship_density": "pairs who both know each other (backed by memory) / all pairs",
     "attended": "agents within the radius of the gathering's place during its hours",
 }
-SERIES = ("clusters", "stay", "unique_hashtags", "message_diversity", "memory_diversity")
+SERIES = (
+    "clusters",
+    "stay",
+    "unique_hashtags",
+    "message_diversity",
+    "memory_diversity",
+    "news_remembered",  # a probed run's: agents whose memory names the news, t = 0..T
+    "news_heard",  # agents who heard (or said) a message naming it, t = 0..T
+)
 
 
 def resolve_embedder(embed: Embedder | str | None) -> tuple[Embedder | None, list[str]]:
@@ -82,6 +90,7 @@ def summary_of(analysis: dict) -> dict:
     run: GridRun = analysis["run"]
     moves, clusters, tags = analysis["moves"], analysis["clusters"], analysis["hashtags"]
     text = analysis["text"] or {}
+    news = (analysis.get("party") or {}).get("news") or {}
     row: dict[str, Any] = {
         "conversation_id": run.id,
         "cell_key": run.cell_key,
@@ -111,6 +120,8 @@ def summary_of(analysis: dict) -> dict:
         "unique_hashtags": tags["unique_per_step"],
         "message_diversity": text.get("message_diversity"),
         "memory_diversity": text.get("memory_diversity"),
+        "news_remembered": news.get("remembered_by_step"),
+        "news_heard": news.get("heard_by_step"),
     }
     row["hashtags"] = [{k: v for k, v in t.items() if k != "steps"} for t in tags["tags"]]
     row["top_words"] = {name: [w for w, _ in top] for name, top in analysis["top_words"].items()}

@@ -22,6 +22,7 @@ from simulator.analysis.grid.measures import (
 )
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.grid.text import Embedder
+from simulator.analysis.memory_browser import MemoryBrowse, browse_memories
 from simulator.analysis.report import grid_plots
 from simulator.analysis.report.builder import sweep_status
 from simulator.analysis.report.plots import Plot, require_matplotlib
@@ -29,6 +30,7 @@ from simulator.analysis.scope import Scope
 from simulator.domain.grid import INITIAL_MEMORY
 
 REPLAY_CAP = 20  # runs replayed in one report: each carries every message and memory
+MEMORY_RUNS = 8  # replayed runs whose memory streams the report shows (each agent's whole stream)
 
 
 @dataclass
@@ -49,6 +51,7 @@ class GridReportContext:
     replays: list[dict]  # the replay index: one entry per replayed run
     bodies: list[dict]  # one per replay: positions, texts, moves, clusters
     per_run: list[dict] = field(default_factory=list)  # per replay: moves, words, hashtags
+    memories: list[dict] = field(default_factory=list)  # replays with a stream or a probe
     left_out: int = 0
     runs: int = 0
     notes: list[str] = field(default_factory=list)
@@ -69,7 +72,7 @@ def build_grid_context(
     candidates: dict[str, list[tuple[GridRun, dict]]] = {}
     docs: list[dict] = []
     for run in load_runs(store, scope.conversation_ids):
-        analysis = analyse_run(run, embedder)
+        analysis = analyse_run(run, embedder, store)
         rows.append(summary_of(analysis))
         docs.append({"status": run.status})
         kept = candidates.setdefault(run.cell_key, [])
@@ -86,6 +89,8 @@ def build_grid_context(
         grid_plots.hashtags_per_step_plot(cells),
         grid_plots.diversity_plot(cells, text_note),
     ]
+    if any(a.get("party") for _, a in chosen):
+        plots.insert(0, grid_plots.news_plot(cells))
     if first is not None:
         run, analysis = first
         projection = (analysis["text"] or {}).get("projection") or []
@@ -108,6 +113,7 @@ def build_grid_context(
         replays=[replay_entry(run) for run, _ in chosen],
         bodies=[replay_body(run, analysis) for run, analysis in chosen],
         per_run=[run_details(run, analysis) for run, analysis in chosen],
+        memories=memory_runs(store, chosen),
         left_out=len(rows) - len(chosen),
         runs=len(rows),
         notes=notes,
@@ -164,6 +170,29 @@ def replay_body(run: GridRun, analysis: dict) -> dict:
         "h": per_step(lambda row: list(row.get("heard_from") or [])),
         "c": analysis["clusters"]["labels"],
     }
+
+
+def memory_runs(store: Any, chosen: list[tuple[GridRun, dict]]) -> list[dict]:
+    """The memory section's runs: replayed runs with a memory stream or a probe, at most
+    MEMORY_RUNS, each with its streams as the CLI's memory browser reads them."""
+    found = []
+    for run, analysis in chosen:
+        streamed = (run.spec.get("memory") or {}).get("kind") == "stream"
+        if not (streamed or analysis.get("party")) or len(found) == MEMORY_RUNS:
+            continue
+        browse: MemoryBrowse | None = None
+        if streamed and store.memories.agents(run.id):
+            browse = browse_memories(store, run.id)
+        found.append(
+            {
+                "id": run.id,
+                "cell": run.cell_label,
+                "repetition": run.repetition,
+                "browse": browse,
+                "party": analysis.get("party"),
+            }
+        )
+    return found
 
 
 def run_details(run: GridRun, analysis: dict) -> dict:

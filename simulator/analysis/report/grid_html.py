@@ -24,6 +24,7 @@ from simulator.analysis.report.html import (
     set_params,
     sweep_section,
 )
+from simulator.analysis.report.memory_html import memory_section
 from simulator.domain.grid import MOVES
 
 WORLD_FIELDS = ("width", "height", "torus", "agents", "steps", "radius", "initial_memory")
@@ -44,6 +45,7 @@ def render_grid(ctx: GridReportContext) -> str:
         plots_section(ctx),  # type: ignore[arg-type]
         replay_section(ctx),
         agents_section(ctx),
+        *([memory_section(ctx.memories)] if ctx.memories else []),
     )
     bodies = "\n".join(
         f'<script type="application/json" id="r-{n}">{json_for_script(body)}</script>'
@@ -65,7 +67,7 @@ def render_grid(ctx: GridReportContext) -> str:
 generated {e(ctx.generated_at)} by llm-sim</p></header>
 <nav><a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>
 <a href="#measures">Measures</a><a href="#plots">Plots</a><a href="#replay">Replay</a>
-<a href="#agents">Agents</a></nav>
+<a href="#agents">Agents</a>{'<a href="#memory">Memory</a>' if ctx.memories else ""}</nav>
 <main>
 {chr(10).join(sections)}
 </main>

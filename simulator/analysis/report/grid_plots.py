@@ -188,3 +188,18 @@ def projection_plot(points: list[list], names: list[str], run_id: str, note: str
         ax.legend(frameon=False, fontsize=8, markerscale=1.5)
     plot.data_uri = svg_uri(plt, fig, "projection")
     return plot
+
+
+def news_plot(cells: list[dict]) -> Plot:
+    """How the news spread: agents whose memory names it, by step, mean per cell (runs
+    with a probe only)."""
+    return _series_plot(
+        cells,
+        "news_remembered",
+        "How the news spread",
+        "Agents whose memory names the news (a stream record, or the summary memory) by the "
+        "end of each step, mean over each cell's runs; step 0 is the start (seed memories). "
+        "The interviews after the last step are in the measures table.",
+        "agents",
+        0,
+    )

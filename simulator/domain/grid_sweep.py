@@ -32,6 +32,7 @@ from simulator.domain.grid_experiment import (
 )
 from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
 from simulator.domain.memory.settings import ABLATIONS, MemoryKind, MemorySettings
+from simulator.domain.probe import Probe
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 
 Radius = Annotated[int, Field(ge=0, le=2 * MAX_GRID_SIDE)]
@@ -145,9 +146,10 @@ def expand(
     return expand_cells(cells(spec, experiment), spec.run_seeds(), version, owner, "g_")
 
 
-def calls_per_run(cell: GridCell, memory: MemoryKind) -> int:
+def calls_per_run(cell: GridCell, memory: MemoryKind, probe: Probe | None = None) -> int:
     """LLM calls of one run: message, memory and move per agent per step with the summary
-    memory; message and move with a stream or none. A stream's own calls (ratings,
-    reflections) depend on the replies, so a stream run makes at least this many."""
+    memory; message and move with a stream or none; the probe's interviews after the last
+    step. A stream's own calls (ratings, reflections) depend on the replies, so a stream run
+    makes at least this many."""
     stages = len(STAGES) if memory == "summary" else len(STAGES) - 1
-    return stages * cell.agents * cell.steps
+    return stages * cell.agents * cell.steps + (probe.calls(cell.agents) if probe else 0)

@@ -192,10 +192,6 @@ def no_stream_error(store: Store, doc: dict) -> UserError:
         f"run {run_id} has no memory stream: its experiment's memory is {memory}, so there "
         "are no memories to browse",
         fix=f"'llm-sim conversation show {run_id}' shows its {SHOWS.get(kind, 'steps')}; "
-        + (
-            "a grid experiment with `memory: {kind: stream}` makes runs with memories to browse"
-            if kind == "grid"
-            else "memory streams are set by an experiment's `memory: {kind: stream}` block, "
-            "which grid experiments have"
-        ),
+        f"a {kind} experiment with `memory: {{kind: stream}}` makes runs "
+        "with memories to browse",
     )

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE, MAX_SEED
+from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.vocabulary import SPEAKER_METHODS as SPEAKER_METHODS  # still importable here
 from simulator.domain.vocabulary import SpeakerMethod
 
@@ -43,6 +51,16 @@ class ConversationSpec(BaseModel):
     # Every value above that the tool chose because the researcher did not, as one sentence
     # each ("manager_llm: mock:a (not given; the agents' model)"). Printed in the run header.
     defaults_applied: list[str] = Field(default_factory=list)
+    # The experiment's memory block with every stream value fixed (MemorySettings.resolved,
+    # world_plans=False); the default `summary` is left out of the stored spec, as before.
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+
+    @model_serializer(mode="wrap")
+    def _without_default_memory(self, handler: SerializerFunctionWrapHandler) -> dict:
+        data = handler(self)
+        if isinstance(data, dict) and self.memory == MemorySettings():
+            data.pop("memory", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> ConversationSpec:
@@ -65,6 +83,7 @@ class ConversationSpec(BaseModel):
             raise ValueError("speaker_method 'auto' needs a manager_llm")
         if set(self.role_llms) != set(self.agents):
             raise ValueError("role_llms must name a model for exactly the roles in agents")
+        self.memory.resolved(world_plans=False)  # memory.planning: a chat has no hours to plan
         return self
 
     def check_against(self, experiment: Experiment) -> None:

@@ -11,12 +11,15 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from simulator.domain.limits import MAX_ROLES
+from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
 
 
@@ -190,6 +193,25 @@ class Experiment(BaseModel):
     roles: list[Role] = Field(min_length=1, max_length=MAX_ROLES)
     shared_sections: list[Section] = Field(default_factory=list)
     summarizer_sections: list[Section] = Field(default_factory=list)
+    # What the agents carry between turns and days (engine/chat_memory.py): `summary` (the
+    # default: the day's transcript and the earlier days' summaries), `stream` (a memory
+    # stream beside the summaries), `none` (no summaries in later days' openings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+
+    @field_validator("memory")
+    @classmethod
+    def _chat_memory(cls, value: MemorySettings) -> MemorySettings:
+        value.resolved(world_plans=False)  # a chat has no hours to plan: planning is refused
+        return value
+
+    @model_serializer(mode="wrap")
+    def _without_default_memory(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """An experiment with the default memory dumps as it did before memory blocks, so its
+        stored spec, version and sweep keys stay what they were."""
+        data = handler(self)
+        if isinstance(data, dict) and self.memory == MemorySettings():
+            data.pop("memory", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> Experiment:

@@ -1,8 +1,11 @@
 """The group chat as a world of the step loop: one speaker per step, everyone hears everything.
 
 Its rules are the speaker strategy (who acts), the day's transcript (what the actor sees) and
-the bleed trim (how a reply becomes a message, with one retry on an empty reply); its memory is
-the day summaries, written when a day's turns are done and read by every later day's opening.
+the bleed trim (how a reply becomes a message, with one retry on an empty reply). Its memory
+(`spec.memory.kind`): `summary`, the day summaries, written when a day's turns are done and read
+by every later day's opening; `stream`, a memory stream beside them (engine/chat_memory.py);
+`none`, each day opens with the starting message alone (the summaries are still written, for
+the researcher, and never shown to an agent).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
+from simulator.engine.chat_memory import ChatMemory, Recalled, turn_query
 from simulator.engine.manager import ManagerPicks
 from simulator.engine.recorder import Progress, StoreRecorder
 from simulator.engine.speakers import (
@@ -32,13 +36,20 @@ from simulator.engine.speakers import (
 from simulator.engine.step_calls import ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepFailed, StepRun, run_world
 from simulator.llm.access import LLMAccess
+from simulator.llm.embeddings import Embedder
 from simulator.prompting.assembly import (
     agent_system_prompt,
     starting_message,
     summarizer_system_prompt,
 )
 from simulator.prompting.bleed import trim_reply
-from simulator.prompting.transcript import Line, agent_messages, day_opening, summarizer_messages
+from simulator.prompting.transcript import (
+    Line,
+    agent_messages,
+    day_opening,
+    summarizer_messages,
+    with_memories,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +66,7 @@ class ConversationRun:
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     manual_input: InputFunction | None = None
+    embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
 
 
 def llm_name(choice: LLMChoice) -> str:
@@ -104,6 +116,7 @@ class ChatWorld:
         self.lines: list[Line] = []
         self.turn = 0  # agent turns stored so far, across days (the seed's offset)
         self.previous: str | None = None
+        self.memory: ChatMemory | None = None
 
     def _selector(self) -> SpeakerSelector:
         method = self.spec.speaker_method
@@ -124,7 +137,7 @@ class ChatWorld:
         return ManagerPicks(
             backend,
             choice,
-            opening=lambda day: day_opening(self.start, self.summaries[: day - 1]),
+            opening=self._opening,
             record=lambda purpose, day, index, messages, params: self.run_.recorder.call_recorder(
                 purpose, day, index, None, choice, messages, params, backend_url
             ),
@@ -137,6 +150,8 @@ class ChatWorld:
         self.turn = progress.messages
         self.previous = progress.last_speaker
         self.calls = ActorCalls(run.recorder, run.llms, replay_book(progress.calls))
+        if self.spec.memory.is_stream:
+            self.memory = self._stream(progress)
         run.on_event(
             ev.DaysPlanned(
                 run.conversation_id,
@@ -158,7 +173,7 @@ class ChatWorld:
         self.day = day
         if day > self.spec.days:
             return
-        self.opening = day_opening(self.start, self.summaries[: day - 1])
+        self.opening = self._opening(day)
         self.lines = list(self.progress.lines_by_day.get(day, []))
         self.run_.on_event(ev.DayStarted(self.run_.conversation_id, day, self.opening))
 
@@ -180,6 +195,34 @@ class ChatWorld:
         self.previous = agent.name
         self.turn += 1
 
+    def _opening(self, day: int) -> str:
+        """The day's opening: the starting message, and the earlier days' summaries unless the
+        memory is `none`."""
+        shown = [] if self.spec.memory.kind == "none" else self.summaries[: day - 1]
+        return day_opening(self.start, shown)
+
+    def _stream(self, progress) -> ChatMemory:
+        """The agents' memory streams, loaded as of the stored turns."""
+        run = self.run_
+        assert run.embedder is not None, "a memory stream needs an embedder"
+        memory = ChatMemory(
+            run.conversation_id,
+            [a.name for a in self.agents],
+            self.spec.memory,
+            run.recorder.store,
+            run.embedder,
+            self.spec.summarizer_llm or self.agents[0].llm,  # the model that writes memories
+            run.recorder.counters,
+            self.spec.seed,
+        )
+        last = None
+        if progress.messages:
+            day = max(progress.lines_by_day)
+            index = len(progress.lines_by_day[day]) - 1
+            last = run.recorder.store.messages.get(run.conversation_id, day, index)
+        memory.load(progress.messages, last)
+        return memory
+
     def done_fields(self) -> dict:
         return {"summaries": self.summaries}  # a resumed run's stored list may lag
 
@@ -193,7 +236,13 @@ class ChatWorld:
         self, agent: Agent, day: int, index: int, turn: int, opening: str, lines: list[Line], pick
     ) -> str:
         run = self.run_
-        messages = agent_messages(self.prompts[agent.name], opening, lines, agent.name)
+        system, recalled = self.prompts[agent.name], None
+        if self.memory is not None:  # the keeper's step: the turn's number from 1
+            speaker = self.agents.index(agent)
+            query = turn_query(opening, lines)
+            recalled = await self.memory.recall(speaker, turn + 1, query)
+            system = with_memories(system, recalled.texts)
+        messages = agent_messages(system, opening, lines, agent.name)
         params = self._params(agent.llm, turn)
         others = [a.name for a in self.agents if a.name != agent.name]
         other_roles = [r.name for r in run.experiment.roles if r.name != agent.role]
@@ -233,8 +282,11 @@ class ChatWorld:
             "latency_s": round(reply.latency_s, 4),
             "tokens_in": reply.tokens_in,
             "tokens_out": reply.tokens_out,
+            **(await self._remember(agent, turn, trimmed.text, recalled)),
         }
         await run.recorder.record_message(doc)
+        if self.memory is not None:
+            self.memory.stored(turn + 1)
         run.on_event(
             ev.MessageStored(
                 run.conversation_id,
@@ -250,6 +302,16 @@ class ChatWorld:
             )
         )
         return trimmed.text
+
+    async def _remember(
+        self, agent: Agent, turn: int, text: str, recalled: Recalled | None
+    ) -> dict:
+        """A stream's records of the message, made before it is stored; the message's fields
+        naming what its prompt showed and what the turn accessed."""
+        if self.memory is None or recalled is None:
+            return {}
+        await self.memory.observe(self.calls, turn + 1, self.agents.index(agent), text)
+        return {"retrieved": recalled.ids, "accessed": self.memory.accessed()}
 
     async def _summarise(self, day: int, opening: str, lines: list[Line]) -> None:
         run = self.run_

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from simulator.prompting.templates import fill, load_template
 
 RESEARCHER = "Researcher"
+REMEMBER = "What you remember (your memory stream, most relevant first):"
+NOTHING_RECALLED = "(nothing yet)"
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,13 @@ def day_opening(starting_message: str, summaries: Sequence[str]) -> str:
     for day, summary in enumerate(summaries, start=1):
         parts.append(f"Day {day} summary:\n{summary.strip()}")
     return "\n\n".join(parts)
+
+
+def with_memories(system_prompt: str, recalled: Sequence[str]) -> str:
+    """An agent's system prompt with what its memory stream recalled for this turn, at its end:
+    the chat history that follows stays the day's transcript, as without a stream."""
+    shown = "\n".join(f"- {text}" for text in recalled) or NOTHING_RECALLED
+    return f"{system_prompt.rstrip()}\n\n{REMEMBER}\n{shown}"
 
 
 def agent_messages(system_prompt: str, opening: str, lines: Sequence[Line], me: str) -> list[dict]:

@@ -20,6 +20,7 @@ from simulator.engine.speakers import InputFunction
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
+from simulator.services import chat_memory
 from simulator.services.experiments import ExperimentView, parse_counts
 from simulator.store import cascade
 from simulator.store.store import Store
@@ -135,6 +136,7 @@ def build_spec(
         notes.append(f"summarizer_llm: {llm_name(summarizer)} (not given; {whose})")
     if seed is None:
         notes.append("seed: none (speaker choice and sampling are not reproducible)")
+    memory, memory_notes = chat_memory.resolve(experiment, llm_name(summarizer))
     data = {
         "agents": counts,
         "total_messages": total_messages,
@@ -146,7 +148,8 @@ def build_spec(
         "manager_llm": manager,
         "summarizer_llm": summarizer,
         "seed": seed,
-        "defaults_applied": notes,
+        "defaults_applied": notes + memory_notes,
+        "memory": memory,
     }
     try:
         spec = ConversationSpec.model_validate(data)
@@ -242,6 +245,7 @@ async def run(
         on_event,
         stop or asyncio.Event(),
         manual_input,
+        chat_memory.embedder_for(spec.memory),
     )
     status = await run_conversation(conversation)
     return RunOutcome(conversation_id, status, recorder.error, dict(recorder.counters))

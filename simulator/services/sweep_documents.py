@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from simulator.domain.conversation import ConversationSpec
+from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_names import resolve_llm, to_llm_choice
 from simulator.engine.agents import build_agents
 from simulator.errors import UserError
+from simulator.services import chat_memory
 from simulator.services.experiments import ExperimentView
 from simulator.store.repositories.conversations import ConversationsRepository
 
@@ -37,7 +39,13 @@ def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
         notes.append(f"manager_llm: {cell.manager_llm} (not given; {whose})")
     if cell.summarizer_llm is None:
         notes.append(f"summarizer_llm: {cell.role_llms[first_role]} (not given; {whose})")
-    return notes
+    return notes + cell_memory(view, cell)[1]
+
+
+def cell_memory(view: ExperimentView, cell: Cell) -> tuple[MemorySettings, list[str]]:
+    """The experiment's memory block as the cell runs it, and its notes."""
+    model = cell.summarizer_llm or cell.role_llms[view.experiment.roles[0].name]
+    return chat_memory.resolve(view.experiment, model)
 
 
 def conversation_document(
@@ -126,6 +134,7 @@ def conversation_spec(
             summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
             seed=planned.seed,
             variant=cell.variant,
+            memory=cell_memory(view, cell)[0],
             defaults_applied=cell_defaults(view, cell)
             + ([] if planned.seed is not None else ["seed: none (not reproducible)"]),
         )

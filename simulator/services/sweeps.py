@@ -113,6 +113,7 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
         list(notes),
         breakdown,
         stored,
+        calls_at_least=view.experiment.memory.is_stream,  # a stream's ratings and reflections
     )
 
 

@@ -87,6 +87,8 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
             markup=False,
             highlight=False,
         )
+    if spec.memory.kind != "summary":  # the default header is as it was before memory blocks
+        app.err.print(f"memory: {spec.memory.describe()}", markup=False, highlight=False)
     for note in spec.defaults_applied:
         app.err.print(f"default: {note}", markup=False, highlight=False)
 

@@ -39,6 +39,9 @@ class Draft:
     # prompt variants (and default_variant) of a section, carried through unchanged so that
     # duplicating an experiment keeps what its sweeps vary
     extras: dict[Slot, dict] = field(default_factory=dict)
+    # the experiment's `memory:` block, carried through unchanged (no step asks for it; None:
+    # the default, left out as a file without the block leaves it out)
+    memory: dict | None = None
 
     @property
     def private(self) -> list[str]:
@@ -150,6 +153,7 @@ class Draft:
             ],
             "shared_sections": sections("shared", "", self.shared),
             "summarizer_sections": sections("summarizer", "", self.summarizer_titles),
+            **({"memory": dict(self.memory)} if self.memory is not None else {}),
         }
 
     @classmethod
@@ -163,6 +167,7 @@ class Draft:
             shared=[s.title for s in experiment.shared_sections],
             roles=[(r.name, r.pronoun) for r in experiment.roles],
             summarizer_titles=[s.title for s in experiment.summarizer_sections],
+            memory=experiment.model_dump(mode="json", include={"memory"}).get("memory"),
         )
         for role in experiment.roles:
             for section in role.sections:

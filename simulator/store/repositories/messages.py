@@ -42,6 +42,10 @@ class MessagesRepository:
         except DuplicateKeyError:
             return False
 
+    def get(self, conversation_id: str, day: int, index: int) -> dict | None:
+        """One stored message by its place (an `_id` lookup), or None."""
+        return self._col.find_one(ours({"_id": message_id(conversation_id, day, index)}))
+
     def for_conversation(self, conversation_id: str) -> list[dict]:
         return list(self._col.find(ours({"conversation_id": conversation_id})).sort("seq", 1))
 

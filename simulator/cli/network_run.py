@@ -80,16 +80,33 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
     else:
         tries = "messages included; up to 3 tries per answer" if spec.settings.free_chat else ""
         calls = f"{spec.calls:,} calls when every answer parses; " + (tries or "up to 3 tries each")
+        if spec.memory.is_stream:
+            calls += "; plus the memory stream's ratings and reflections"
         model = llm_name(spec.llm)
     lines = [
         f"network: {n} agents, graph {graph.get('type')}{snapshots}, scenario "
         f"{spec.scenario.name!r}, round 0 from the table then {spec.rounds} rounds ({calls})",
         f"model: {model}",
+        *_memory_line(spec),
         *_free_chat_line(spec),
         *(f"default: {note}" for note in spec.defaults_applied),
     ]
     for line in lines:
         app.err.print(line, markup=False, highlight=False)
+
+
+MEMORY_MEANS = {  # what each memory shows an agent of its own past, in a network
+    "none": "the prompts show no earlier answer of the agent's own; its friends' answers of the "
+    "round before are still shown",
+    "stream": "recalled under 'What you remember' in place of the agent's earlier answers",
+}
+
+
+def _memory_line(spec: NetworkSpec) -> list[str]:
+    """The memory, unless it is the world's own (every earlier answer: the default)."""
+    if spec.memory.kind == "summary" or spec.is_theory:
+        return []
+    return [f"memory: {spec.memory.describe()}; {MEMORY_MEANS[spec.memory.kind]}"]
 
 
 def _free_chat_line(spec: NetworkSpec) -> list[str]:

@@ -3,6 +3,13 @@
 The experiment names its parts (a graph spec, an agents table, a scenario, the rounds); a run
 (`NetworkSpec`) holds them resolved: the table's rows, the scenario's texts and every
 snapshot's edges, so a stored run replays the same prompts after the files change or vanish.
+
+`memory:` says what an agent carries between rounds (engine/network_memory.py): `summary` (the
+default, the world's own: every earlier answer of its own, as before memory blocks existed),
+`stream` (a Generative-Agents memory stream recalled into a "What you remember" section) or
+`none` (no earlier answer of its own; its friends' answers of the round before are still
+shown). The network has no simulated hours, so it makes no daily plans: `planning: true` is
+refused where the experiment is read.
 """
 
 from __future__ import annotations
@@ -13,12 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.network.agents_table import AgentRow
 from simulator.domain.network.graphs import parse_graph_spec
 from simulator.domain.network.scenario import MAX_ROUNDS, Scenario
 
 NETWORK_KIND = "network"
-NETWORK_FIELDS = ("llms", "network")  # what a stored network experiment keeps under `spec`
+# what a stored network experiment keeps under `spec` (memory only when not the default: the
+# store leaves later fields at their default out, so older experiments keep their version)
+NETWORK_FIELDS = ("llms", "network", "memory")
 SYNTHETIC_TABLE = "synthetic"  # the shipped table, prompts/network/agents_synthetic.csv
 ANSWER_PURPOSES = ("opinion", "opinion_retry_2", "opinion_retry_3")  # one per attempt
 THEORY = "theory"  # a run of the coevolution theory instead of a model (`--theory`)
@@ -99,6 +109,13 @@ class NetworkExperiment(BaseModel):
     favourite: bool = False
     llms: list[LLMChoice] = Field(min_length=1)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+
+    @field_validator("memory")
+    @classmethod
+    def _no_plans(cls, value: MemorySettings) -> MemorySettings:
+        value.resolved(world_plans=False)  # ValueError naming memory.planning
+        return value
 
     @model_validator(mode="after")
     def _unique_llms(self) -> NetworkExperiment:
@@ -155,6 +172,7 @@ class NetworkSpec(BaseModel):
     llm: LLMChoice | None = None
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     defaults_applied: list[str] = Field(default_factory=list)
+    memory: MemorySettings = Field(default_factory=MemorySettings)  # resolved: no value unset
 
     @model_validator(mode="after")
     def _edges_name_agents(self) -> NetworkSpec:
@@ -184,7 +202,8 @@ class NetworkSpec(BaseModel):
     @property
     def calls(self) -> int:
         """LLM calls when every answer parses at the first try: one per agent per round, and
-        one message per agent in each free-chat round (none for the theory)."""
+        one message per agent in each free-chat round (none for the theory); a memory stream
+        adds its own (ratings, reflections), which no plan can count."""
         rounds = self.rounds + len(self.settings.free_chat)
         return 0 if self.is_theory else len(self.agents) * rounds
 

@@ -14,6 +14,10 @@ self-loop); its answer prompt then shows its friends' messages by name. A messag
 attempt with no parsing: an empty one is stored as such and counted (`empty_chat_messages`).
 The rows of such a round add `said` and `heard`. A run killed between the messages and the
 answers replays the messages from the ledger, so the answer prompts come out the same.
+
+Memory (`spec.memory`, engine/network_memory.py): what the prompts show of an agent's own past
+(every earlier answer, none, or a memory stream's recall); with a stream each row of round
+t >= 1 names the records its prompts showed (`retrieved`).
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ from simulator.domain.network.graphs import graph_for_round, snapshot_graphs
 from simulator.domain.network_experiment import ANSWER_PURPOSES, NetworkSpec
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
+from simulator.engine.network_memory import Friends, NetworkMemory
 from simulator.engine.recorder import StoreRecorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
+from simulator.llm.embeddings import Embedder
 from simulator.prompting.network_prompt import free_chat_messages, network_messages
 
 ANSWER_FALLBACKS = "answer_fallbacks"  # counter: agents whose replies never parsed in a round
@@ -51,6 +57,7 @@ class NetworkRun:
     recorder: StoreRecorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
 
 
 async def run_network(run: NetworkRun) -> str:
@@ -125,6 +132,7 @@ class OpinionNetwork:
         self.history: list[list[Answer]] = []
         self.partial: set[str] = set()
         self.calls = ActorCalls(run.recorder, run.llms)
+        self.memory = NetworkMemory(run.spec)
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
@@ -142,6 +150,12 @@ class OpinionNetwork:
                 if _empty_said(row):
                     recorder.counters[EMPTY_CHAT] += 1
         self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
+        self.memory = NetworkMemory.for_run(
+            run.run_id, self.spec, recorder.store, run.embedder, recorder.counters
+        )
+        last = [r for r in rows if r["round"] == len(self.history) - 1]
+        first = [round_zero(agent) for agent in self.agents]
+        await self.memory.start(self.calls, self.history, first, last)
         run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history)))
 
     async def advance(self) -> bool:
@@ -155,10 +169,14 @@ class OpinionNetwork:
                 round_row(self.run_.run_id, self.names, 0, i, a, [], [], False)
                 for i, a in enumerate(answers)
             ]
+            if self.memory.keeper is not None:  # a stream's rows all say what was recalled
+                for row in rows:
+                    row["retrieved"], row["accessed"] = [], []
         else:
             answers, rows = await self._round(t)
         recorder = self.run_.recorder
         await recorder.record_step_rows(rows, self.partial, COLLECTION)
+        self.memory.release()  # after the rows: a cut round leaves no access marks behind
         self.partial = set()  # record_step_rows counted the rows as messages
         recorder.counters[ANSWER_FALLBACKS] += sum(bool(r["answer_fallback"]) for r in rows)
         if self.spec.settings.free_chat:
@@ -170,7 +188,13 @@ class OpinionNetwork:
         graph = graph_for_round(self.graphs, t)
         previous = self.history[-1]
         friends = [sorted(graph.adj[i]) for i in range(len(self.agents))]
-        said = await self._free_chat(t, friends) if t in self.spec.settings.free_chat else None
+        others: list[Friends] = [
+            [(self.names[j], previous[j]) for j in friends[i] if j != i]
+            for i in range(len(self.agents))
+        ]
+        remembered, retrieved = await self.memory.recall(t, others)
+        chat = t in self.spec.settings.free_chat
+        said = await self._free_chat(t, friends, remembered) if chat else None
         heard = [
             None if said is None else {self.names[j]: said[j] for j in friends[i] if j != i}
             for i in range(len(self.agents))
@@ -181,9 +205,10 @@ class OpinionNetwork:
                 agent,
                 i,
                 t,
-                [answers[i] for answers in self.history],
+                self.memory.own(self.history, i),
                 [(self.names[j], previous[j]) for j in friends[i]],
                 heard[i],
+                remembered[i],
             )
             for i, agent in enumerate(self.agents)
         ]
@@ -201,6 +226,7 @@ class OpinionNetwork:
             if not pending:
                 break
         final = [answers.get(i, previous[i]) for i in range(len(self.agents))]
+        await self.memory.perceive(self.calls, t, final, others, said, heard)
         rows = [
             round_row(
                 self.run_.run_id,
@@ -217,9 +243,15 @@ class OpinionNetwork:
         if said is not None:
             for i, row in enumerate(rows):
                 row["said"], row["heard"] = said[i], heard[i]
+        if self.memory.keeper is not None:
+            accessed = self.memory.accessed()
+            for i, row in enumerate(rows):
+                row["retrieved"], row["accessed"] = retrieved[i], accessed[i]
         return final, rows
 
-    async def _free_chat(self, t: int, friends: list[list[int]]) -> list[str]:
+    async def _free_chat(
+        self, t: int, friends: list[list[int]], remembered: list[str | None]
+    ) -> list[str]:
         """Every agent's message to its friends before round t's answers (one try each)."""
         calls = []
         for i, agent in enumerate(self.agents):
@@ -228,9 +260,10 @@ class OpinionNetwork:
                 agent,
                 i,
                 t,
-                [answers[i] for answers in self.history],
+                self.memory.own(self.history, i),
                 [self.names[j] for j in friends[i] if j != i],
                 len(friends[i]),
+                remembered[i],
             )
             calls.append(
                 ActorCall(

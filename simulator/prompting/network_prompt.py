@@ -7,6 +7,11 @@ the round before as JSON (an agent on a self-loop sees its own too, as in the re
 free-chat round the messages its friends wrote this round (JSON, by name), then the question
 and the answer format. A free-chat message's prompt has the same system text and history, then
 the names of its friends and the scenario's `free_chat_prompt`.
+
+What the agent remembers is the caller's choice (engine/network_memory.py): `own` holds the
+answers to list (all of them with the default memory, none otherwise) and `remembered`, when
+given, fills a "What you remember" section (a memory stream's recalled records) placed where
+the own answers would be.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 from simulator.domain.network.agents_table import AgentRow
 from simulator.domain.network.answers import Answer
 from simulator.domain.network.scenario import Scenario
+from simulator.prompting.network_memory import REMEMBER_HEADING
 
 
 def network_messages(
@@ -26,12 +32,13 @@ def network_messages(
     own: list[Answer],
     friends: list[tuple[str, Answer]],
     heard: dict[str, str] | None = None,
+    remembered: str | None = None,
 ) -> list[dict]:
     """The chat messages of `agent` (at `position` in the table) in round `round_index` >= 1;
-    `own` holds its answers of rounds 0..t-1, `friends` its neighbours' of round t-1, `heard`
-    (free-chat rounds only; None elsewhere, so those prompts stay as they were) its friends'
-    messages of this round by name."""
-    parts = _history(scenario, round_index, own)
+    `own` holds its answers of rounds 0..t-1 to show, `friends` its neighbours' of round t-1,
+    `heard` (free-chat rounds only; None elsewhere, so those prompts stay as they were) its
+    friends' messages of this round by name, `remembered` what its memory stream recalled."""
+    parts = _history(scenario, round_index, own, remembered)
     shown = {name: answer.as_json() for name, answer in friends}
     parts.append(f"Your friends' answers in the last round: {json.dumps(shown)}")
     if heard is not None:
@@ -49,12 +56,13 @@ def free_chat_messages(
     own: list[Answer],
     friends: list[str],
     n_friends: int,
+    remembered: str | None = None,
 ) -> list[dict]:
     """The prompt of `agent`'s message to its `friends` (names, itself left out) before it
     answers round `round_index`: it knows the round's news and question, not yet their
     answers. `n_friends` fills `{n_friends}` as in the round's answer prompt, so the system
-    text is the same in both."""
-    parts = _history(scenario, round_index, own)
+    text is the same in both. `own` and `remembered` as in `network_messages`."""
+    parts = _history(scenario, round_index, own, remembered)
     now = scenario.round_for(round_index)
     parts.append(f"Round {round_index}. {now.question}")
     names = ", ".join(friends) if friends else "none"
@@ -62,12 +70,17 @@ def free_chat_messages(
     return _chat(scenario, agent, position, n_friends, parts)
 
 
-def _history(scenario: Scenario, round_index: int, own: list[Answer]) -> list[str]:
-    """The earlier questions with the agent's own answers, then the round's new information."""
+def _history(
+    scenario: Scenario, round_index: int, own: list[Answer], remembered: str | None
+) -> list[str]:
+    """The earlier questions with the agent's own answers (those in `own`), what it
+    remembers (when given), then the round's new information."""
     parts = []
     for t, answer in enumerate(own):
         asked = scenario.round_for(t).question
         parts.append(f"Round {t}. {asked}\nYour answer: {json.dumps(answer.as_json())}")
+    if remembered is not None:
+        parts.append(f"{REMEMBER_HEADING}:\n{remembered}")
     now = scenario.round_for(round_index)
     if now.new_information:
         parts.append(f"New information: {now.new_information}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.network.agents_table import read_agents
 from simulator.domain.network.graphs import build_graphs
 from simulator.domain.network.scenario import SCENARIOS_DIR, load_scenario
@@ -28,6 +29,7 @@ from simulator.engine.network_run import NetworkRun, run_network
 from simulator.engine.theory_run import run_theory
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
+from simulator.llm.embeddings import create_embedder
 from simulator.services import world_runs
 from simulator.services.conversations import (
     RunOutcome,
@@ -93,6 +95,7 @@ def build_spec(
     elif seed is None:
         notes.append("seed: none (sampling is not reproducible)")
     snapshots = [sorted((min(u, v), max(u, v)) for u, v in g.edges()) for g in graphs]
+    memory = _memory(experiment.memory, theory, notes)
     return NetworkSpec(
         settings=chosen,
         agents=[AgentRecord.of(row) for row in rows[:n]],
@@ -102,7 +105,30 @@ def build_spec(
         llm=choice,
         seed=seed,
         defaults_applied=notes,
+        memory=memory,
     )
+
+
+def _memory(block: MemorySettings, theory: bool, notes: list[str]) -> MemorySettings:
+    """The memory block resolved for a network (no hours to plan: planning off, noted), its
+    embedder's name checked before anything is stored. The theory remembers nothing of its
+    own, so a theory run keeps the default block and says the experiment's is unused."""
+    if theory:
+        if block.kind != "summary":
+            notes.append(f"memory: the theory carries no memory; memory.kind {block.kind} unused")
+        return MemorySettings()
+    try:
+        memory, memory_notes = block.resolved(world_plans=False)
+    except ValueError as exc:  # a block built past validation (the experiment refuses it)
+        raise UserError(
+            str(exc).removeprefix("memory.planning: "),
+            field="memory.planning",
+            fix="leave memory.planning out or set it to false",
+        ) from None
+    if memory.is_stream:
+        create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+    notes.extend(memory_notes)
+    return memory
 
 
 def _check_free_chat(chosen: NetworkSettings) -> None:
@@ -167,13 +193,16 @@ async def run(
     doc = doc or store.conversations.get(run_id)
     NetworkExperiment.from_stored(experiment_snapshot(store, doc))  # a run of this kind
     recorder = recorder_for(store, doc, on_call, lease_owner)
+    spec = NetworkSpec.model_validate(doc["spec"])
+    stream = spec.memory.is_stream and not spec.is_theory
     network_run = NetworkRun(
         run_id,
-        NetworkSpec.model_validate(doc["spec"]),
+        spec,
         llms,
         recorder,
         on_event,
         stop or asyncio.Event(),
+        create_embedder(spec.memory.embedder) if stream else None,
     )
     runner = run_theory if network_run.spec.is_theory else run_network
     status = await runner(network_run)

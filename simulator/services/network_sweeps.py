@@ -46,9 +46,11 @@ def plan(store: Store, view: ExperimentView, spec: NetworkSweepSpec, owner: str)
     first_seed = spec.run_seeds()[0]
     notes: dict[str, None] = {}
     calls: dict[str, int] = {}
+    streams = False  # a memory stream's calls (ratings, reflections) no plan can count
     for cell in cells(spec, experiment):
         built = cell_spec(view, cell, first_seed)
         calls[cell.label()] = built.calls
+        streams = streams or (built.memory.is_stream and not built.is_theory)
         notes.update(dict.fromkeys(_sweep_notes(built)))
     stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
     axes = [
@@ -80,6 +82,7 @@ def plan(store: Store, view: ExperimentView, spec: NetworkSweepSpec, owner: str)
         list(notes),
         "network sweep; " + "; ".join(axes),
         stored,
+        calls_at_least=streams,
     )
 
 

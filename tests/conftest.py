@@ -67,6 +67,18 @@ def store_uri(request, tmp_path):
 
 
 @pytest.fixture
+def embedded(tmp_path):
+    """The embedded store alone, for tests where the three flavours add nothing (many cut
+    points of one run)."""
+    from simulator.store.database import open_database
+    from simulator.store.store import open_store
+
+    opened = open_store(open_database(str(tmp_path / "one"), f"t_{uuid.uuid4().hex[:8]}"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
 def store(store_uri):
     from simulator.store.database import open_database
     from simulator.store.store import open_store

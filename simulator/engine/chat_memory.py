@@ -15,7 +15,7 @@ its prompt showed (`retrieved`, best first) and every record whose last access t
 stored message means its turn's records are complete.
 
 Last accesses decide recency, so a resumed turn must recall from exactly the accesses that stood
-before it: the keeper's touches are held (`HeldTouches`) and written only after the turn's
+before it: the keeper holds the turn's touches and writes them only after the turn's
 message; on resume the last stored message's `accessed` ids are written again (a no-op when
 they were written), then the keeper loads the streams as of the stored turns (memory_keeper.py:
 a cut turn's records are reused, never re-rated or re-embedded). The resumed turn's prompt is
@@ -24,46 +24,16 @@ then the one the killed run sent, and the ledger answers it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.memory.records import MemoryRecord
 from simulator.domain.memory.settings import MemorySettings
 from simulator.engine.memory_keeper import MemoryKeeper, Perceived
 from simulator.engine.step_calls import ActorCalls
-from simulator.llm.embeddings import Embedder, aembed
+from simulator.llm.embeddings import Embedder
 from simulator.prompting.transcript import Line
 from simulator.store.store import Store
-
-
-@dataclass
-class HeldTouches:
-    """The memories repository as the keeper sees it, its `touch`es held until `release`."""
-
-    repository: Any
-    held: dict[str, None] = field(default_factory=dict)
-
-    def load(self, run_id: str, agent_index: int):
-        return self.repository.load(run_id, agent_index)
-
-    def insert(self, *args, **kwargs):
-        return self.repository.insert(*args, **kwargs)
-
-    def touch(self, ids, now: int) -> None:
-        self.held.update(dict.fromkeys(ids))
-
-    def release(self, now: int) -> None:
-        if self.held:
-            self.repository.touch(list(self.held), now)
-        self.held = {}
-
-
-@dataclass
-class _KeeperStore:
-    """What the keeper reads of the store: its memories only."""
-
-    memories: HeldTouches
 
 
 @dataclass(frozen=True)
@@ -103,24 +73,19 @@ class ChatMemory:
         seed: int | None = None,
     ) -> None:
         self.names = names
-        self._embedder = embedder
-        self._touches = HeldTouches(store.memories)
-        view: Any = _KeeperStore(self._touches)
-        self.keeper = MemoryKeeper(run_id, names, settings, view, embedder, llm, counters, seed)
+        self.keeper = MemoryKeeper(run_id, names, settings, store, embedder, llm, counters, seed)
 
     def load(self, turns: int, last_message: dict | None) -> None:
         """The streams as they stood after `turns` stored turns (the last one's `accessed`
         written again, in case the run was killed before it wrote them)."""
         if last_message and last_message.get("accessed"):
             minute = self.keeper.minute(int(last_message["seq"]) + 1)
-            self._touches.repository.touch(list(last_message["accessed"]), minute)
+            self.keeper.store_accesses([(i, minute) for i in last_message["accessed"]])
         self.keeper.load(turns)
 
     async def recall(self, agent: int, turn: int, query: str) -> Recalled:
         """The speaker's top k records for `query` at turn `turn` (from 1), best first."""
-        [vector] = await aembed(self._embedder, [query])
-        found = self.keeper.memories[agent].retrieve(vector, self.keeper.minute(turn))
-        self._touches.touch([r.id for r in found], self.keeper.minute(turn))
+        [found] = await self.keeper.recall_pairs(self.keeper.minute(turn), [(agent, query)])
         return Recalled(found)
 
     async def observe(self, calls: ActorCalls, turn: int, speaker: int, text: str) -> None:
@@ -136,8 +101,8 @@ class ChatMemory:
 
     def accessed(self) -> list[str]:
         """The ids whose last access this turn moved so far (stored on its message)."""
-        return list(self._touches.held)
+        return [record_id for record_id, _ in self.keeper.accessed()]
 
     def stored(self, turn: int) -> None:
         """The turn's message is stored: write the last accesses it moved."""
-        self._touches.release(self.keeper.minute(turn))
+        self.keeper.store_accesses()

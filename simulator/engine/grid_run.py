@@ -133,6 +133,9 @@ class GridCommunity:
                 recorder.counters,
                 self.spec.seed,
             )
+            last = [r for r in rows if r["step"] == self.state.step]
+            accessed = [(i, m) for row in last for i, m in row.get("accessed") or []]
+            self.keeper.store_accesses(accessed)  # in case a kill came before they were
             self.keeper.load(self.state.step)
             if self.state.step == 0:  # the personas' seed memories, rated like any record
                 seeds = [
@@ -165,6 +168,8 @@ class GridCommunity:
             )
             counters = self.run_.recorder.counters
             self.interviews = await interview(self.calls, probe, who, self._recall_for, counters)
+            if self.keeper is not None:
+                self.keeper.store_accesses()
         return False
 
     async def step(self) -> None:
@@ -284,14 +289,24 @@ class GridCommunity:
                 "move_reply": replies[i],
                 "move": parsed[i][0],
                 "move_fallback": parsed[i][1],
-                **({"retrieved": recalled[i]} if self.keeper is not None else {}),
+                **(self._stream_fields(i, recalled[i]) if self.keeper is not None else {}),
             }
             for i in range(world.agents)
         ]
         await run.recorder.record_step_rows(rows, stored)
+        if self.keeper is not None:  # after the rows: a cut step leaves no access behind
+            self.keeper.store_accesses()
         run.recorder.counters[MOVE_FALLBACKS] += sum(fallback for _, fallback in parsed)
         run.on_event(ev.GridStepStored(run.run_id, step, rows))
         return GridState(step, after, memories, received)
+
+    def _stream_fields(self, agent: int, retrieved: list[str]) -> dict:
+        """A stream run's row names the records its prompts showed, and every last access the
+        agent's step moved ([id, minute]), written again on resume if the run was killed
+        between its rows and those writes (engine/memory_keeper.py)."""
+        assert self.keeper is not None
+        moved = [[i, m] for i, m in self.keeper.accessed(agent)]
+        return {"retrieved": retrieved, "accessed": moved}
 
     async def _recall(
         self, step: int, carried: list[str], queries: list[str]

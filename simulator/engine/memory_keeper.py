@@ -11,7 +11,10 @@ holds it and a resumed run replays it.
 Resume: `load(complete_step)` rebuilds each stream from the stored records made up to the end
 of the last complete step; records of the step that was cut short are kept aside, and when the
 rerun of that step makes the same record again (same id, same text) its stored importance and
-vector are used: nothing stored is re-rated or re-embedded.
+vector are used: nothing stored is re-rated or re-embedded. Last accesses (recency) are held
+in the keeper until the world has stored its step's rows (`accessed`, `store_accesses`), and
+the world stores them on those rows too, so a resumed run writes the last complete step's
+again before `load`: the rerun of a cut step retrieves from exactly what the first run saw.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class MemoryKeeper:
         )
         self.memories = [self._empty(i) for i in range(len(names))]
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
+        self._held: dict[str, int] = {}  # record id -> minute of its last access, not yet stored
         self.planner = DayPlanner(self)
 
     def minute(self, step: int) -> int:
@@ -131,21 +135,52 @@ class MemoryKeeper:
 
     async def recall(self, step: int, queries: list[str]) -> list[list[MemoryRecord]]:
         """What each agent (query i for agent i) retrieves at `step`, best first; the records'
-        last access is stored."""
+        last access is held for `store_accesses`."""
         return await self.recall_at(self.minute(step), queries)
 
     async def recall_at(self, now: int, queries: list[str]) -> list[list[MemoryRecord]]:
         vectors = await aembed(self._embedder, queries)
         found = [m.retrieve(vectors[i], now) for i, m in enumerate(self.memories)]
-        self._store.memories.touch([r.id for records in found for r in records], now)
+        self._hold(found, now)
         return found
+
+    def _hold(self, found: list[list[MemoryRecord]], now: int) -> None:
+        for records in found:
+            for record in records:
+                self._held[record.id] = max(now, self._held.get(record.id, now))
+
+    def accessed(self, agent: int | None = None) -> list[tuple[str, int]]:
+        """The last accesses this step moved and the store has not yet been given (record id,
+        minute), of one agent or all; a world stores them on its step's rows."""
+        prefix = None if agent is None else memory_id(self.run_id, agent, 0).rsplit("-", 1)[0]
+        return [
+            (i, m) for i, m in self._held.items() if prefix is None or i.startswith(prefix + "-")
+        ]
+
+    def store_accesses(self, accessed: list[tuple[str, int]] | None = None) -> None:
+        """Write last accesses to the store: the held ones (call once the step's rows are
+        stored), or `accessed` read back from the last stored rows before `load` (a run killed
+        between its rows and this write). Writing them again is harmless: a last access never
+        moves backwards.
+
+        Why held: a retrieval marks what it returns as accessed, which moves recency; a mark
+        stored by a step that was then cut short would change what the rerun of that step
+        retrieves, so its prompts, and the rerun would no longer replay its own history."""
+        pairs = list(self._held.items()) if accessed is None else accessed
+        by_minute: dict[int, list[str]] = {}
+        for record_id, minute in pairs:
+            by_minute.setdefault(int(minute), []).append(str(record_id))
+        for minute, ids in sorted(by_minute.items()):
+            self._store.memories.touch(ids, minute)
+        if accessed is None:
+            self._held = {}
 
     async def recall_pairs(self, now: int, asks: list[tuple[int, str]]) -> list[list[MemoryRecord]]:
         """What agent a retrieves for query q, for each (a, q) (an interview asks one agent
-        several questions); last access stored as `recall_at` does."""
+        several questions); last access held as `recall_at` does."""
         vectors = await aembed(self._embedder, [q for _, q in asks])
         found = [self.memories[a].retrieve(vectors[n], now) for n, (a, _) in enumerate(asks)]
-        self._store.memories.touch([r.id for records in found for r in records], now)
+        self._hold(found, now)
         return found
 
     async def make_records(
@@ -227,7 +262,7 @@ class MemoryKeeper:
             return
         vectors = await aembed(self._embedder, questions)
         shown = [memory.retrieve(vector, now) for vector in vectors]
-        self._store.memories.touch([r.id for records in shown for r in records], now)
+        self._hold(shown, now)
         asks = [
             self.call(
                 "memory_insights",

@@ -20,8 +20,8 @@
 Resume: the stream is loaded as it stood after the last complete round (round 0 counts as
 none: the seeds are observed again, reusing what was stored); the keeper reuses every record
 the interrupted round had stored, so nothing stored is rated or embedded again. A retrieval
-marks what it returns as accessed (recency); those marks are held back until the round's rows
-are stored (`HeldTouches`), because a mark stored by a round that was then cut short would
+marks what it returns as accessed (recency); the keeper holds those marks until the round's rows
+are stored, because a mark stored by a round that was then cut short would
 change what the rerun of that round retrieves (its recall, a reflection's evidence), and so
 its prompts: the rerun would send new calls and make records other than those it stored. Each
 row names the records whose last access its agent's round moved (`accessed`), and a resumed
@@ -32,10 +32,6 @@ written), in case it was killed between the rows and the marks. The chat's memor
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, cast
-
-from simulator.domain.memory.records import memory_id
 from simulator.domain.network.answers import Answer
 from simulator.domain.network_experiment import NetworkSpec
 from simulator.engine.memory_keeper import MemoryKeeper, Perceived
@@ -49,35 +45,6 @@ NOTHING_RECALLED = "(nothing yet)"  # what a stream with no record shows
 Friends = list[tuple[str, Answer]]  # an agent's friends (itself left out) with their answers
 
 
-class HeldTouches:
-    """The store's memories as the keeper uses them (load, insert, touch), with every touch
-    held until `release`, which the world calls once the round's rows are stored."""
-
-    def __init__(self, memories: Any) -> None:
-        self._memories, self._held = memories, {}  # minute -> ids
-
-    def load(self, run_id: str, agent_index: int) -> Any:
-        return self._memories.load(run_id, agent_index)
-
-    def insert(self, *args: Any, **kwargs: Any) -> Any:
-        return self._memories.insert(*args, **kwargs)
-
-    def touch(self, ids: list[str], now: int) -> None:
-        self._held.setdefault(now, []).extend(ids)
-
-    def held(self) -> list[str]:
-        return list(dict.fromkeys(i for ids in self._held.values() for i in ids))
-
-    def write(self, ids: list[str], now: int) -> None:
-        """Touch now, not held (a resumed run's marks of its last complete round)."""
-        self._memories.touch(ids, now)
-
-    def release(self) -> None:
-        for now, ids in sorted(self._held.items()):
-            self._memories.touch(ids, now)
-        self._held = {}
-
-
 class NetworkMemory:
     """The memory of one run's agents: what their prompts show of the past, and their streams."""
 
@@ -85,9 +52,8 @@ class NetworkMemory:
         self,
         spec: NetworkSpec,
         keeper: MemoryKeeper | None = None,
-        held: HeldTouches | None = None,
     ) -> None:
-        self.spec, self.keeper, self._held = spec, keeper, held
+        self.spec, self.keeper = spec, keeper
 
     @classmethod
     def for_run(
@@ -101,25 +67,20 @@ class NetworkMemory:
         if not spec.memory.is_stream or spec.llm is None:
             return cls(spec)
         assert embedder is not None, "a memory stream needs an embedder"
-        held = HeldTouches(store.memories)
-        kept = cast(Store, SimpleNamespace(memories=held))
         keeper = MemoryKeeper(
-            run_id, spec.names, spec.memory, kept, embedder, spec.llm, counters, spec.seed
+            run_id, spec.names, spec.memory, store, embedder, spec.llm, counters, spec.seed
         )
-        return cls(spec, keeper, held)
+        return cls(spec, keeper)
 
     def accessed(self) -> list[list[str]]:
         """Per agent, the records whose last access this round moved (held so far)."""
         assert self.keeper is not None
-        run_id, n = self.keeper.run_id, len(self.spec.agents)
-        prefixes = [memory_id(run_id, i, 0).rsplit("-", 1)[0] + "-" for i in range(n)]
-        held = self._held.held() if self._held is not None else []
-        return [[i for i in held if i.startswith(prefix)] for prefix in prefixes]
+        return [[i for i, _ in self.keeper.accessed(a)] for a in range(len(self.spec.agents))]
 
     def release(self) -> None:
         """Store the held last-access marks: call once the round's rows are stored."""
-        if self._held is not None:
-            self._held.release()
+        if self.keeper is not None:
+            self.keeper.store_accesses()
 
     def own(self, history: list[list[Answer]], i: int) -> list[Answer]:
         """The agent's earlier answers its prompts list: all of them with the summary memory."""
@@ -135,12 +96,12 @@ class NetworkMemory:
         """Load the streams after the stored rounds (the last one's rows' `accessed` marks
         written again first); before round 1 is complete, observe each agent's round-0 answer
         (`first`) as its seed record."""
-        if self.keeper is None or self._held is None:
+        if self.keeper is None:
             return
         complete = max(len(history) - 1, 0)
         marks = [i for row in last_rows for i in row.get("accessed") or []]
         if complete and marks:
-            self._held.write(marks, self.keeper.minute(complete))
+            self.keeper.store_accesses([(i, self.keeper.minute(complete)) for i in marks])
         self.keeper.load(complete)
         if len(history) <= 1:
             seeds = [

@@ -25,8 +25,6 @@ from simulator.llm.retry import RetryPolicy
 from simulator.prompting.transcript import REMEMBER
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
-from simulator.store.database import open_database
-from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
 
 
@@ -158,14 +156,6 @@ def test_a_run_cancelled_mid_turn_resumes_to_the_same_streams_asking_nothing_twi
     assert sorted(c["prompt_hash"] for c in calls) == sorted(
         c["prompt_hash"] for c in whole_calls if c["state"] == "done"
     )
-
-
-@pytest.fixture
-def embedded(tmp_path):
-    """The embedded store alone (the cut points need one flavour, not three)."""
-    opened = open_store(open_database(str(tmp_path / "store"), "llm_simulator"))
-    yield opened
-    opened.close()
 
 
 def done_hashes(store, run_id: str) -> list[str]:

@@ -27,15 +27,14 @@ from simulator.domain.ids import content_hash
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.network.scenario import DEFAULT_FREE_CHAT_PROMPT
 from simulator.domain.network_experiment import NetworkExperiment
-from simulator.engine.network_memory import HeldTouches
+from simulator.engine.memory_keeper import MemoryKeeper
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import CachedEmbedder
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import network_runs
-from simulator.store.database import open_database
-from simulator.store.store import open_store, open_store_uri
+from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 from simulator.testing.memory_replies import memory_stream_reply
 
@@ -73,14 +72,6 @@ def stub(monkeypatch):
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
         server.reply_fn = reply
         yield server
-
-
-@pytest.fixture
-def embedded(tmp_path):
-    """One flavour (the embedded store) where the three add nothing."""
-    opened = open_store(open_database(str(tmp_path / "one"), f"t_{uuid.uuid4().hex[:8]}"))
-    yield opened
-    opened.close()
 
 
 def _view(store, tmp_path, memory: dict | None):
@@ -286,17 +277,18 @@ def test_marks_lost_between_the_rows_and_their_write_are_written_again_on_resume
     _, whole = _start(embedded, tmp_path, STREAM, rounds=3)
     assert _run(embedded, whole).status == "done"
     _, cut = _start(embedded, tmp_path, STREAM, rounds=3)
-    release, released = HeldTouches.release, []
+    store_accesses, released = MemoryKeeper.store_accesses, []
 
-    def killed_after_round_2s_rows(self) -> None:
-        released.append(1)
-        if len(released) == 3:  # rounds 0 and 1 released; round 2's rows stored, marks not
-            raise asyncio.CancelledError
-        release(self)
+    def killed_after_round_2s_rows(self, accessed=None) -> None:
+        if accessed is None:  # the held marks, written after a round's rows
+            released.append(1)
+            if len(released) == 3:  # rounds 0 and 1 written; round 2's rows stored, marks not
+                raise asyncio.CancelledError
+        store_accesses(self, accessed)
 
-    monkeypatch.setattr(HeldTouches, "release", killed_after_round_2s_rows)
+    monkeypatch.setattr(MemoryKeeper, "store_accesses", killed_after_round_2s_rows)
     assert _run(embedded, cut) is None
-    monkeypatch.setattr(HeldTouches, "release", release)
+    monkeypatch.setattr(MemoryKeeper, "store_accesses", store_accesses)
     assert {r["round"] for r in embedded.network_rounds.for_run(cut)} == {0, 1, 2}
     assert _run(embedded, cut).status == "done"
     _assert_same_run(embedded, cut, whole)

@@ -81,6 +81,7 @@ class ChatMemory:
         if last_message and last_message.get("accessed"):
             minute = self.keeper.minute(int(last_message["seq"]) + 1)
             self.keeper.store_accesses([(i, minute) for i in last_message["accessed"]])
+        self.keeper.restore_counts((last_message or {}).get("memory_counters"))
         self.keeper.load(turns)
 
     async def recall(self, agent: int, turn: int, query: str) -> Recalled:

@@ -311,7 +311,11 @@ class ChatWorld:
         if self.memory is None or recalled is None:
             return {}
         await self.memory.observe(self.calls, turn + 1, self.agents.index(agent), text)
-        return {"retrieved": recalled.ids, "accessed": self.memory.accessed()}
+        return {
+            "retrieved": recalled.ids,
+            "accessed": self.memory.accessed(),
+            "memory_counters": self.memory.keeper.counts(),
+        }
 
     async def _summarise(self, day: int, opening: str, lines: list[Line]) -> None:
         run = self.run_

@@ -136,6 +136,7 @@ class GridCommunity:
             last = [r for r in rows if r["step"] == self.state.step]
             accessed = [(i, m) for row in last for i, m in row.get("accessed") or []]
             self.keeper.store_accesses(accessed)  # in case a kill came before they were
+            self.keeper.restore_counts(last[0].get("memory_counters") if last else None)
             self.keeper.load(self.state.step)
             if self.state.step == 0:  # the personas' seed memories, rated like any record
                 seeds = [
@@ -301,12 +302,13 @@ class GridCommunity:
         return GridState(step, after, memories, received)
 
     def _stream_fields(self, agent: int, retrieved: list[str]) -> dict:
-        """A stream run's row names the records its prompts showed, and every last access the
+        """A stream run's row names the records its prompts showed, every last access the
         agent's step moved ([id, minute]), written again on resume if the run was killed
-        between its rows and those writes (engine/memory_keeper.py)."""
+        between its rows and those writes (engine/memory_keeper.py), and the keeper's counters
+        after the step, which a resumed run continues."""
         assert self.keeper is not None
         moved = [[i, m] for i, m in self.keeper.accessed(agent)]
-        return {"retrieved": retrieved, "accessed": moved}
+        return {"retrieved": retrieved, "accessed": moved, "memory_counters": self.keeper.counts()}
 
     async def _recall(
         self, step: int, carried: list[str], queries: list[str]

@@ -44,6 +44,9 @@ IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not p
 REFLECTIONS = "reflections"  # counter: reflections run
 INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evidence
 RATING = GenerationParams(temperature=0.0, max_tokens=8)
+# the keeper's counters, stored on each step's rows (`memory_counters`) so a resumed run
+# continues them from its last complete step instead of from 0
+COUNTERS = (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, PLAN_FALLBACKS)
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class MemoryKeeper:
         self.run_id, self.names, self.settings = run_id, names, settings
         self._store, self._embedder, self._llm = store, embedder, llm
         self.counters, self._seed = counters, seed
-        for name in (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, PLAN_FALLBACKS):
+        for name in COUNTERS:
             counters.setdefault(name, 0)
         preset = REFLECTION_PRESETS[settings.retrieval or "paper"]
         self._reflection = preset.model_copy(
@@ -80,6 +83,15 @@ class MemoryKeeper:
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
         self._held: dict[str, int] = {}  # record id -> minute of its last access, not yet stored
         self.planner = DayPlanner(self)
+
+    def counts(self) -> dict[str, int]:
+        """The keeper's counters now, for the step's rows."""
+        return {name: self.counters[name] for name in COUNTERS}
+
+    def restore_counts(self, saved: dict | None) -> None:
+        """Continue the counters stored on the last complete step's rows (before `load`)."""
+        for name in COUNTERS:
+            self.counters[name] = int((saved or {}).get(name, 0))
 
     def minute(self, step: int) -> int:
         """Simulated minutes at the end of `step` (step 0: the run's start)."""
@@ -220,7 +232,6 @@ class MemoryKeeper:
                 record, vector = reuse[0], reuse[1]
             else:
                 rating = ratings[(agent, seq)]
-                self.counters[IMPORTANCE_FALLBACKS] += int(rating.fallback)
                 record = memory.stream.make(
                     kind,
                     text,
@@ -230,6 +241,7 @@ class MemoryKeeper:
                     evidence_ids=evidence,
                 )
                 vector = next(vectors)
+            self.counters[IMPORTANCE_FALLBACKS] += int(record.importance_fallback)  # reused too
             made.append((record, vector, memory.remember(record, vector)))
         new = [(r, v) for r, v, _ in made if r.id not in self._kept_aside]
         if new:

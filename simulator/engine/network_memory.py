@@ -102,6 +102,8 @@ class NetworkMemory:
         marks = [i for row in last_rows for i in row.get("accessed") or []]
         if complete and marks:
             self.keeper.store_accesses([(i, self.keeper.minute(complete)) for i in marks])
+        if complete:
+            self.keeper.restore_counts(last_rows[0].get("memory_counters") if last_rows else None)
         self.keeper.load(complete)
         if len(history) <= 1:
             seeds = [

@@ -170,8 +170,10 @@ class OpinionNetwork:
                 for i, a in enumerate(answers)
             ]
             if self.memory.keeper is not None:  # a stream's rows all say what was recalled
+                counts = self.memory.keeper.counts()  # after the seeds were rated
                 for row in rows:
                     row["retrieved"], row["accessed"] = [], []
+                    row["memory_counters"] = counts
         else:
             answers, rows = await self._round(t)
         recorder = self.run_.recorder
@@ -244,9 +246,10 @@ class OpinionNetwork:
             for i, row in enumerate(rows):
                 row["said"], row["heard"] = said[i], heard[i]
         if self.memory.keeper is not None:
-            accessed = self.memory.accessed()
+            accessed, counts = self.memory.accessed(), self.memory.keeper.counts()
             for i, row in enumerate(rows):
                 row["retrieved"], row["accessed"] = retrieved[i], accessed[i]
+                row["memory_counters"] = counts
         return final, rows
 
     async def _free_chat(

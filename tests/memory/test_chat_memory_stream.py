@@ -20,6 +20,7 @@ from chat_memory_helpers import PRISON, SHIPPED, STREAM, chat_reply, experiment_
 
 from simulator.domain.experiment import Experiment
 from simulator.engine.chat_memory import ChatMemory
+from simulator.engine.memory_keeper import COUNTERS
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.prompting.transcript import REMEMBER
@@ -176,6 +177,9 @@ def test_resuming_at_any_point_sends_the_prompts_of_an_uninterrupted_run(
     assert run_chat(embedded, cut).status == "done"
     assert done_hashes(embedded, cut) == done_hashes(embedded, whole)
     assert streams(embedded, cut) == streams(embedded, whole)
+    counted = [embedded.conversations.get(r)["counters"] for r in (cut, whole)]
+    assert {k: counted[0][k] for k in COUNTERS} == {k: counted[1][k] for k in COUNTERS}
+    assert counted[0]["reflections"] > 0  # a resumed run continues the count
 
 
 def test_a_kill_between_a_message_and_its_last_accesses_is_made_good_on_resume(

@@ -20,7 +20,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
-from simulator.engine.memory_keeper import MemoryKeeper
+from simulator.engine.memory_keeper import COUNTERS, IMPORTANCE_FALLBACKS, MemoryKeeper
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
@@ -34,7 +34,8 @@ AGENTS, STEPS = 3, 3
 def stub(monkeypatch):
     with StubLLMServer(models=["stub"], latency_s=0.002) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-        server.reply_fn = memory_stream_reply(rating="6")
+        # "seven" does not parse: every rating falls back to 4, and each one is counted
+        server.reply_fn = memory_stream_reply(rating="seven")
         yield server
 
 
@@ -81,7 +82,13 @@ def shape(store, run_id: str) -> dict:
         for r in store.grid_steps.for_run(run_id)
     ]
     done = [c for c in store.calls.for_conversation(run_id) if c["state"] == "done"]
-    return {"streams": streams, "rows": rows, "prompts": sorted(c["prompt_hash"] for c in done)}
+    counters = store.conversations.get(run_id)["counters"]
+    return {
+        "streams": streams,
+        "rows": rows,
+        "prompts": sorted(c["prompt_hash"] for c in done),
+        "counters": {name: counters[name] for name in COUNTERS},
+    }
 
 
 def answered_once(store, run_id: str) -> bool:
@@ -96,6 +103,8 @@ def test_a_run_cut_at_any_call_resumes_to_the_uninterrupted_run(embedded, stub, 
     expected = shape(embedded, whole)
     purposes = Counter(c["purpose"] for c in embedded.calls.for_conversation(whole))
     assert purposes["memory_questions"] and purposes["memory_plan"]  # reflections and plans
+    # every rating fell back, and the counters of a resumed run continue, not restart
+    assert expected["counters"][IMPORTANCE_FALLBACKS] == purposes["memory_importance"] > 0
     calls = len(expected["prompts"])
     cuts = list(range(calls // 4, calls - 3, max(1, calls // 12)))
     assert len(cuts) >= 8

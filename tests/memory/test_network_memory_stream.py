@@ -27,7 +27,7 @@ from simulator.domain.ids import content_hash
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.network.scenario import DEFAULT_FREE_CHAT_PROMPT
 from simulator.domain.network_experiment import NetworkExperiment
-from simulator.engine.memory_keeper import MemoryKeeper
+from simulator.engine.memory_keeper import COUNTERS, MemoryKeeper
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import CachedEmbedder
@@ -327,6 +327,10 @@ def _assert_same_run(store, cut: str, whole: str) -> None:
     assert set(answered.values()) == {1}  # nothing answered twice, ratings included
     ratings = sum(c["purpose"] == "memory_importance" for c in calls)
     assert ratings == sum(len(agent) for agent in _streams(store, cut))
+    counted = [store.conversations.get(r)["counters"] for r in (cut, whole)]
+    assert [{k: c[k] for k in COUNTERS} for c in counted] == [
+        {k: counted[1][k] for k in COUNTERS}
+    ] * 2  # the keeper's counters continue from the last complete round
 
 
 def test_planning_is_refused_with_exit_2_and_nothing_stored(tmp_path, run_cli, embedded):

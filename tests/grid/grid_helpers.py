@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from simulator.llm.access import LLMAccess
-from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
+from simulator.testing.cancelled_run import run_cancelling
 
 REPO = Path(__file__).resolve().parents[2]
 GRID_YAML = REPO / "prompts" / "experiments" / "takata_grid.yaml"
@@ -61,22 +59,6 @@ def run_grid(store, run_id: str, cancel_after: int | None = None):
     return its outcome; with `cancel_after`, cancel it (as Ctrl-C does) once that many calls
     have finished, and return None."""
 
-    async def go():
-        llms = LLMAccess(policy=RetryPolicy.no_wait(1))
-        finished = 0
-
-        def on_call(call: dict) -> None:
-            nonlocal finished
-            finished += 1
-            if finished == cancel_after:
-                task.cancel()
-
-        task = asyncio.create_task(grid_runs.run(store, run_id, llms, on_call=on_call))
-        try:
-            return await task
-        except asyncio.CancelledError:
-            return None
-        finally:
-            await llms.aclose()
-
-    return asyncio.run(go())
+    return run_cancelling(
+        lambda llms, on_call: grid_runs.run(store, run_id, llms, on_call=on_call), cancel_after
+    )

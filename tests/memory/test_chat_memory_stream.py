@@ -27,6 +27,7 @@ from simulator.prompting.transcript import REMEMBER
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.testing import StubLLMServer
+from simulator.testing.cancelled_run import run_cancelling
 
 
 @pytest.fixture
@@ -49,25 +50,9 @@ def run_chat(store, run_id: str, cancel_after: int | None = None):
     """Run (or resume) a stored chat in this process; with `cancel_after`, cancel it (as
     Ctrl-C does) once that many calls have finished, and return None."""
 
-    async def go():
-        llms = LLMAccess(policy=RetryPolicy.no_wait(1))
-        finished = 0
-
-        def on_call(call: dict) -> None:
-            nonlocal finished
-            finished += 1
-            if finished == cancel_after:
-                task.cancel()
-
-        task = asyncio.create_task(conv_service.run(store, run_id, llms, on_call=on_call))
-        try:
-            return await task
-        except asyncio.CancelledError:
-            return None
-        finally:
-            await llms.aclose()
-
-    return asyncio.run(go())
+    return run_cancelling(
+        lambda llms, on_call: conv_service.run(store, run_id, llms, on_call=on_call), cancel_after
+    )
 
 
 def streams(store, run_id: str) -> list[list[tuple]]:

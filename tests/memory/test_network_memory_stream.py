@@ -29,13 +29,12 @@ from simulator.domain.network.scenario import DEFAULT_FREE_CHAT_PROMPT
 from simulator.domain.network_experiment import NetworkExperiment
 from simulator.engine.memory_keeper import COUNTERS, MemoryKeeper
 from simulator.errors import UserError
-from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import CachedEmbedder
-from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import network_runs
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.testing.cancelled_run import run_cancelling
 from simulator.testing.memory_replies import memory_stream_reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,25 +94,9 @@ def _run(store, run_id, cancel_after: int | None = None):
     """Run (or resume) a stored run; with `cancel_after`, cancel it (as Ctrl-C does) once that
     many calls have finished, and return None."""
 
-    async def go():
-        llms = LLMAccess(policy=RetryPolicy.no_wait(1))
-        finished = 0
-
-        def on_call(call: dict) -> None:
-            nonlocal finished
-            finished += 1
-            if finished == cancel_after:
-                task.cancel()
-
-        task = asyncio.create_task(network_runs.run(store, run_id, llms, on_call=on_call))
-        try:
-            return await task
-        except asyncio.CancelledError:
-            return None
-        finally:
-            await llms.aclose()
-
-    return asyncio.run(go())
+    return run_cancelling(
+        lambda llms, on_call: network_runs.run(store, run_id, llms, on_call=on_call), cancel_after
+    )
 
 
 def _answer_prompt(store, run_id, t: int, agent: str) -> str:

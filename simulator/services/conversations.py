@@ -22,6 +22,7 @@ from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
 from simulator.services import chat_memory
 from simulator.services.experiments import ExperimentView, parse_counts
+from simulator.services.memory_blocks import embedder_for
 from simulator.store import cascade
 from simulator.store.store import Store
 
@@ -245,7 +246,7 @@ async def run(
         on_event,
         stop or asyncio.Event(),
         manual_input,
-        chat_memory.embedder_for(spec.memory),
+        embedder_for(spec.memory),
     )
     status = await run_conversation(conversation)
     return RunOutcome(conversation_id, status, recorder.error, dict(recorder.counters))

@@ -14,7 +14,6 @@ from simulator.engine.conversation import llm_name
 from simulator.engine.grid_run import GridRun, run_grid
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.llm.embeddings import create_embedder
 from simulator.services import world_runs
 from simulator.services.conversations import (
     RunOutcome,
@@ -23,6 +22,7 @@ from simulator.services.conversations import (
     recorder_for,
 )
 from simulator.services.experiments import ExperimentView
+from simulator.services.memory_blocks import embedder_for, resolve_memory
 from simulator.store.store import Store
 
 WORLD_FLAGS = ("agents", "steps", "radius", "width", "height")
@@ -71,9 +71,7 @@ def build_spec(
     if seed is None:
         notes.append("seed: none (positions and sampling are not reproducible)")
     start = world_model.starting_positions(seed)
-    memory, memory_notes = experiment.memory.resolved()
-    if memory.is_stream:
-        create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+    memory, memory_notes = resolve_memory(experiment.memory)
     if memory.kind == "none" and any(p.memories for p in personas or []):
         memory_notes.append("memory: none, so the personas' seed memories are never shown")
     probe = experiment.probe
@@ -139,7 +137,7 @@ async def run(
         recorder,
         on_event,
         stop or asyncio.Event(),
-        create_embedder(spec.memory.embedder) if spec.memory.is_stream else None,
+        embedder_for(spec.memory),
     )
     status = await run_grid(grid_run)
     return RunOutcome(run_id, status, recorder.error, dict(recorder.counters))

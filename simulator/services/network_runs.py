@@ -38,6 +38,7 @@ from simulator.services.conversations import (
     recorder_for,
 )
 from simulator.services.experiments import ExperimentView
+from simulator.services.memory_blocks import resolve_memory
 from simulator.store.store import Store
 
 SYNTHETIC_PATH = SCENARIOS_DIR / "agents_synthetic.csv"
@@ -117,16 +118,7 @@ def _memory(block: MemorySettings, theory: bool, notes: list[str]) -> MemorySett
         if block.kind != "summary":
             notes.append(f"memory: the theory carries no memory; memory.kind {block.kind} unused")
         return MemorySettings()
-    try:
-        memory, memory_notes = block.resolved(world_plans=False)
-    except ValueError as exc:  # a block built past validation (the experiment refuses it)
-        raise UserError(
-            str(exc).removeprefix("memory.planning: "),
-            field="memory.planning",
-            fix="leave memory.planning out or set it to false",
-        ) from None
-    if memory.is_stream:
-        create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+    memory, memory_notes = resolve_memory(block, world_plans=False)
     notes.extend(memory_notes)
     return memory
 

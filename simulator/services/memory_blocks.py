@@ -1,0 +1,31 @@
+"""An experiment's `memory:` block made ready for a run, in every world: each stream value
+fixed (with a note per default), the embedder's name checked before anything is stored, and a
+block that asks what its world cannot do refused as a UserError naming the field."""
+
+from __future__ import annotations
+
+from simulator.domain.memory.settings import MemorySettings
+from simulator.errors import UserError
+from simulator.llm.embeddings import Embedder, create_embedder
+
+
+def resolve_memory(
+    block: MemorySettings, world_plans: bool = True
+) -> tuple[MemorySettings, list[str]]:
+    """The resolved block and its notes (planning refused where the world has no hours)."""
+    try:
+        memory, notes = block.resolved(world_plans=world_plans)
+    except ValueError as exc:  # planning in a world without simulated hours
+        raise UserError(
+            str(exc).removeprefix("memory.planning: "),
+            field="memory.planning",
+            fix="leave memory.planning out of the experiment's memory block, or set it to false",
+        ) from None
+    if memory.is_stream:
+        create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+    return memory, notes
+
+
+def embedder_for(memory: MemorySettings) -> Embedder | None:
+    """The embedder a stored run's stream uses (None without a stream)."""
+    return create_embedder(memory.embedder) if memory.is_stream else None

@@ -26,14 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.memory.records import MemoryRecord
-from simulator.domain.memory.settings import MemorySettings
 from simulator.engine.memory_keeper import MemoryKeeper, Perceived
 from simulator.engine.step_calls import ActorCalls
-from simulator.llm.embeddings import Embedder
 from simulator.prompting.transcript import Line
-from simulator.store.store import Store
 
 
 @dataclass(frozen=True)
@@ -61,19 +57,9 @@ def turn_query(opening: str, lines: list[Line]) -> str:
 class ChatMemory:
     """The agents' memory streams of one chat run, turn by turn (see the module docstring)."""
 
-    def __init__(
-        self,
-        run_id: str,
-        names: list[str],
-        settings: MemorySettings,
-        store: Store,
-        embedder: Embedder,
-        llm: LLMChoice,
-        counters: dict[str, int],
-        seed: int | None = None,
-    ) -> None:
-        self.names = names
-        self.keeper = MemoryKeeper(run_id, names, settings, store, embedder, llm, counters, seed)
+    def __init__(self, keeper: MemoryKeeper) -> None:
+        self.names = keeper.names
+        self.keeper = keeper
 
     def load(self, turns: int, last_message: dict | None) -> None:
         """The streams as they stood after `turns` stored turns (the last one's `accessed`

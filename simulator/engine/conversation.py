@@ -23,6 +23,7 @@ from simulator.engine import events as ev
 from simulator.engine.agents import Agent, build_agents
 from simulator.engine.chat_memory import ChatMemory, Recalled, turn_query
 from simulator.engine.manager import ManagerPicks
+from simulator.engine.memory_keeper import MemoryKeeper
 from simulator.engine.recorder import Progress, StoreRecorder
 from simulator.engine.speakers import (
     InputFunction,
@@ -205,7 +206,7 @@ class ChatWorld:
         """The agents' memory streams, loaded as of the stored turns."""
         run = self.run_
         assert run.embedder is not None, "a memory stream needs an embedder"
-        memory = ChatMemory(
+        keeper = MemoryKeeper(
             run.conversation_id,
             [a.name for a in self.agents],
             self.spec.memory,
@@ -215,6 +216,7 @@ class ChatWorld:
             run.recorder.counters,
             self.spec.seed,
         )
+        memory = ChatMemory(keeper)
         last = None
         if progress.messages:
             day = max(progress.lines_by_day)

@@ -1,6 +1,8 @@
-"""The party's probe (issue 13): interviews after the last step, each yes checked against the
-agent's memory, relationship density and attendance, on the shipped party experiment over the
-loopback stub; a run cut short during the interviews resumes without asking anything twice."""
+"""The shipped party experiment (prompts/experiments/party_grid.yaml) over the loopback stub:
+its first hours run with every part of the memory stream at work, and its probe (issue 13)
+interviews every agent after the last step, checks each yes against the agent's memory, and
+reads relationship density and attendance; a run cut short during the interviews resumes
+without asking anything twice."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from grid_helpers import REPO, run_grid
 from simulator.analysis.grid.measures import grid_measures
 from simulator.analysis.grid.party import party_measures
 from simulator.analysis.grid.runs import load_runs
+from simulator.domain.grid_experiment import GridExperiment
 from simulator.domain.memory.settings import MemorySettings
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
@@ -182,3 +185,29 @@ def test_attendance_without_a_clock_is_refused(store):
     with pytest.raises(UserError) as caught:
         grid_runs.build_spec(view, llm="openai:stub", seed=1)
     assert caught.value.field == "memory.minutes_per_step"
+
+
+def test_the_party_runs_its_first_hours_with_the_whole_memory_stream(store, stub, tmp_path):
+    view = exp_service.import_yaml(store, PARTY, "alice")
+    experiment = view.experiment
+    assert isinstance(experiment, GridExperiment) and experiment.memory.kind == "stream"
+    assert len(experiment.personas) == experiment.world.agents == 8
+    # the embedder is the packaged MiniLM by default; mock vectors keep the test model-free
+    experiment.memory.embedder = "mock:32"
+    world = {"steps": 2, "radius": 10}  # everyone within earshot of the host at step 1
+    spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world=world)
+    assert "memory.embedder: minilm (not given)" not in spec.defaults_applied
+    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    assert run_grid(store, run_id).status == "done"
+    calls = store.calls.for_conversation(run_id)
+    purposes = Counter(c["purpose"] for c in calls)
+    assert purposes["memory_plan"] == 8 and purposes["memory_plan_hours"] == 8
+    host = store.memories.stream(run_id, 0)
+    assert host[0].text.startswith("I am hosting a party") and host[0].created == 0
+    rows = [r for r in store.grid_steps.for_run(run_id) if r["step"] == 1]
+    heard = {r["agent"] for r in rows if "agent0" in r["heard_from"]}
+    assert heard == {f"agent{i}" for i in range(1, 8)}
+    for name in heard:
+        index = int(name.removeprefix("agent"))
+        texts = [r.text for r in store.memories.stream(run_id, index)]
+        assert "agent0 said: Come to my party at the cafe at 17:00!" in texts

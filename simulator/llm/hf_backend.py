@@ -118,6 +118,11 @@ class HFBackend:
             ignored_params=ignored,
         )
 
+    async def identity(self) -> dict:
+        """The loaded model's identity (its commit when it came from the hub)."""
+        loaded = self._loaded or await asyncio.to_thread(self._load)
+        return dict(loaded.identity)
+
     async def aclose(self) -> None:
         """Stop the batcher and drop the model so its (GPU) memory can be freed."""
         await self.batcher.aclose()

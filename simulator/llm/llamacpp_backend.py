@@ -87,6 +87,11 @@ class LlamaCppBackend:
             ignored_params=ignored,
         )
 
+    async def identity(self) -> dict:
+        """What a call's ledger row will record as the model identity (the file's hash)."""
+        _check_file(self.path)
+        return await asyncio.to_thread(self._identity)
+
     async def aclose(self) -> None:
         """Nothing to release: the loaded model is shared by the process (see `unload_all`)."""
 

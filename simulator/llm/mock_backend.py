@@ -51,6 +51,9 @@ class MockBackend:
         """Script the next replies; an exception (instance or class) is raised instead."""
         self._script.extend(items)
 
+    async def identity(self) -> dict:
+        return {"provider": "mock", "model": self.name}
+
     async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
         self.calls.append(MockCall(list(messages), params))
         number = len(self.calls)

@@ -187,6 +187,12 @@ class OllamaBackend:
         if found:  # a missing model is pulled by the first chat, with progress
             self.digest, self._ready = digest, True
 
+    async def identity(self) -> dict:
+        """The model's digest as the server lists it (pulled first when missing, as a chat
+        would), in the shape a call's ledger row records."""
+        await self._ensure_model()
+        return {"provider": "ollama", "host": self.host, "model": self.model, "digest": self.digest}
+
     async def aclose(self) -> None:
         clients, self._retired = [*self._retired, self._http], []
         self._http = None

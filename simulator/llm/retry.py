@@ -298,6 +298,11 @@ class ResilientBackend:
         if check is not None:
             await check()
 
+    async def identity(self) -> dict | None:
+        """The backend's model identity before any call (None: only its replies tell)."""
+        look = getattr(self.backend, "identity", None)
+        return None if look is None else await look()
+
     async def aclose(self) -> None:
         await self.backend.aclose()
 

@@ -1,4 +1,4 @@
-"""`llm-sim conversation list|show|memory|delete|favourite`."""
+"""`llm-sim conversation list|show|memory|replay|delete|favourite`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 @click.group()
 def conversation() -> None:
-    """List, show, favourite and delete conversations; browse a run's memories."""
+    """List, show, favourite and delete conversations; browse a run's memories; replay a run."""
 
 
 @conversation.command("list")
@@ -104,6 +104,22 @@ def memory_cmd(
         app.print_json(browse.to_json())
     else:
         show_memories(app.console, browse, tree=tree)
+
+
+@conversation.command("replay")
+@click.argument("run_id")
+@click.option("--llm", help="Replay every call on this model instead.")
+@click.option(
+    "--force", is_flag=True, help="Replay even when the model's identity differs from the record."
+)
+@json_option
+@click.pass_obj
+def replay_cmd(app: AppContext, run_id: str, llm: str | None, force: bool, as_json: bool) -> None:
+    """Re-run a stored run (chat, grid or network) exactly, as a new run linked to it, and say
+    whether every call got the same prompt and reply, or where it first diverged."""
+    from simulator.cli.replay_view import replay_cli
+
+    replay_cli(app, run_id, llm=llm, force=force, as_json=as_json)
 
 
 @conversation.command("favourite")

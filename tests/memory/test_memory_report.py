@@ -45,8 +45,9 @@ def section(page: str, name: str) -> str:
 
 
 def test_the_report_shows_the_spread_the_interviews_the_streams_and_the_trees(
-    store, stub, tmp_path
+    embedded, stub, tmp_path
 ):
+    store = embedded  # the page is the same from any store flavour
     run_id = party_run(store)
     assert run_grid(store, run_id).status == "done"
     ctx = write_report(store, run_id, tmp_path / "party.html")
@@ -78,7 +79,8 @@ def test_the_report_shows_the_spread_the_interviews_the_streams_and_the_trees(
     assert EVIL not in page and html.escape(EVIL, quote=True) in memory
 
 
-def test_a_report_of_a_run_without_stream_or_probe_has_no_memory_section(store, stub, tmp_path):
+def test_a_report_of_a_run_without_stream_or_probe_has_no_memory_section(embedded, stub, tmp_path):
+    store = embedded
     from grid_helpers import grid_view
 
     from simulator.services import grid_runs

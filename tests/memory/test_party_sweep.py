@@ -82,6 +82,10 @@ def test_the_party_ablation_sweeps_measures_and_reports(run_cli, env, tmp_path):
     assert cells["no_memory"]["news_known_share_mean"] == 0.0
     assert cells["no_memory"]["news_heard_mean"] == AGENTS  # they heard it, and forgot
 
+    table = run_cli(["measures", sweep], env=env)  # the party's figures join the defaults
+    assert table.code == 0, table.err
+    assert "news_known_share" in table.out and "relationship_density" in table.out
+
     page_path = tmp_path / "party.html"
     report = run_cli(["report", sweep, "-o", str(page_path)], env=env)
     assert report.code == 0, report.err

@@ -26,6 +26,14 @@ DEFAULT_GRID_MEASURES = (
     "longest_hashtag_lifespan",
     "mean_message_diversity",
 )
+PARTY_MEASURES = (  # shown by default when a run has a probe (the party)
+    "news_known_share",
+    "news_said_yes",
+    "news_unbacked_yes",
+    "news_heard",
+    "relationship_density",
+    "attended",
+)
 
 
 def scope_info(scope: Scope) -> dict:
@@ -66,6 +74,12 @@ def print_grid_measures(
             fix=f"choose from: {', '.join(SUMMARY)}",
         )
     measured = grid_measures(app.store, scope.conversation_ids)
+    if not chosen:  # a probed run's party figures join the defaults
+        names += [
+            m
+            for m in PARTY_MEASURES
+            if any(c.get(f"{m}_mean") is not None for c in measured["cells"])
+        ]
     if as_json:
         app.print_json({"scope": scope_info(scope), **measured})
         return

@@ -128,6 +128,7 @@ def test_a_yes_with_no_memory_behind_it_is_not_counted_as_knowing(store, stub):
     assert len(prompts) == AGENTS and all("(nothing yet)" in p for p in prompts)
     news = measures_of(store, run_id)["news"]
     assert news["said_yes"] == AGENTS and news["knows"] == 0 and news["unbacked_yes"] == AGENTS
+    assert news["unclear"] == 0
     rel = measures_of(store, run_id)["relationships"]
     assert rel["density"] == 0 and rel["unbacked_yes"] == AGENTS * (AGENTS - 1)
 
@@ -211,3 +212,18 @@ def test_the_party_runs_its_first_hours_with_the_whole_memory_stream(store, stub
         index = int(name.removeprefix("agent"))
         texts = [r.text for r in store.memories.stream(run_id, index)]
         assert "agent0 said: Come to my party at the cafe at 17:00!" in texts
+
+
+def test_an_answer_that_is_neither_yes_nor_no_is_counted_as_unclear(store, stub):
+    """A small model often answers around the question: read as no, and counted apart."""
+    stub.reply_fn = lambda body: (
+        "I'm Agent 0, happy to help!"
+        if "An interviewer asks you" in body["messages"][-1]["content"]
+        else memory_stream_reply(rating="6", move="stay")(body)
+    )
+    run_id = party_run(store, memory={"reflection": False, "planning": False})
+    assert run_grid(store, run_id).status == "done"
+    doc = store.conversations.get(run_id)
+    assert doc["counters"]["interview_fallbacks"] == AGENTS * AGENTS
+    news = measures_of(store, run_id)["news"]
+    assert news["unclear"] == AGENTS and news["said_yes"] == 0 and news["knows"] == 0

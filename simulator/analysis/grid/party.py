@@ -92,6 +92,7 @@ def news_measures(
             {
                 "agent": names[i],
                 "said_yes": said if answer else None,
+                "unclear": bool(answer and answer.get("answer_fallback")),  # neither yes nor no
                 "memory_mentions": backed,
                 "knows": said and backed,
                 "knew_at_start": any(mentions(m.text, words) for m in memories[i] if m.step == 0),
@@ -106,6 +107,7 @@ def news_measures(
         "keywords": words,
         "asked": asked,
         "said_yes": sum(bool(a["said_yes"]) for a in per_agent),
+        "unclear": sum(a["unclear"] for a in per_agent),  # read as no, and counted
         "knows": knows,
         "unbacked_yes": sum(bool(a["said_yes"]) and not a["memory_mentions"] for a in per_agent),
         "known_share": knows / n if asked else None,

@@ -75,7 +75,8 @@ def party_block(party: dict | None) -> str:
 
 def _news(news: dict) -> str:
     rows = "".join(
-        f"<tr><td>{e(a['agent'])}</td><td>{_yes(a['said_yes'])}</td>"
+        f"<tr><td>{e(a['agent'])}</td>"
+        f"<td>{'unclear (read as no)' if a.get('unclear') else _yes(a['said_yes'])}</td>"
         f"<td>{_yes(a['memory_mentions'])}</td><td>{_yes(a['knows'])}</td>"
         f"<td>{_yes(a['knew_at_start'])}</td><td class=pre>{e(a['answer'] or '–')}</td></tr>"
         for a in news["per_agent"]
@@ -93,7 +94,7 @@ def _news(news: dict) -> str:
         f"{e(news['knows'])} of {e(len(news['per_agent']))} agents know of it at the end "
         f"({_share(news['known_share'])}; {e(news['knew_at_start'])} at the start); "
         f"{e(news['said_yes'])} said yes, {e(news['unbacked_yes'])} of them with no memory "
-        "of it.</p>"
+        f"of it; {e(news.get('unclear', 0))} answers said neither yes nor no (read as no).</p>"
         f'<table class="spread"><tr><th>step</th>{steps}</tr>{spread}</table>'
         "<table><tr><th>agent</th><th>said yes</th><th>memory names it</th><th>knows</th>"
         f"<th>knew at start</th><th>answer</th></tr>{rows}</table>"

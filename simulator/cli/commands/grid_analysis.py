@@ -30,6 +30,7 @@ PARTY_MEASURES = (  # shown by default when a run has a probe (the party)
     "news_known_share",
     "news_said_yes",
     "news_unbacked_yes",
+    "news_unclear",
     "news_heard",
     "relationship_density",
     "attended",

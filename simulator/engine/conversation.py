@@ -198,8 +198,10 @@ class ChatWorld:
 
     def _opening(self, day: int) -> str:
         """The day's opening: the starting message, and the earlier days' summaries unless the
-        memory is `none`."""
-        shown = [] if self.spec.memory.kind == "none" else self.summaries[: day - 1]
+        memory is `none` or a stream instead of them (`day_summaries: false`)."""
+        memory = self.spec.memory
+        hidden = memory.kind == "none" or memory.day_summaries is False
+        shown = [] if hidden else self.summaries[: day - 1]
         return day_opening(self.start, shown)
 
     def _stream(self, progress) -> ChatMemory:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from simulator.domain.experiment import Experiment
 from simulator.domain.memory.settings import MemorySettings
+from simulator.errors import UserError
 from simulator.services.memory_blocks import resolve_memory
 
 NONE_NOTE = (
@@ -20,8 +21,23 @@ def resolve(experiment: Experiment, memory_model: str) -> tuple[MemorySettings, 
     """The block with every stream value fixed (a chat plans nothing), and a note for each
     value filled in; a bad block is a UserError naming its field, before anything is stored.
     `memory_model` names the model a stream's ratings and reflections go to."""
-    memory, notes = resolve_memory(experiment.memory, world_plans=False)
+    block = experiment.memory
+    summaries = block.day_summaries
+    if summaries is not None and not block.is_stream:
+        raise UserError(
+            f"memory.day_summaries applies to a memory stream, and this block's kind is "
+            f"{block.kind} (summary shows the day summaries, none shows none)",
+            field="memory.day_summaries",
+            fix="leave day_summaries out, or set memory.kind to stream",
+        )
+    memory, notes = resolve_memory(block.model_copy(update={"day_summaries": None}), False)
     if memory.is_stream:
+        memory = memory.model_copy(update={"day_summaries": summaries is not False})
+        if summaries is None:
+            notes.append(
+                "memory.day_summaries: true (not given; later days open with the day "
+                "summaries beside the stream)"
+            )
         notes.append(
             f"memory calls (ratings, reflections): {memory_model} (the summarizer's model)"
         )

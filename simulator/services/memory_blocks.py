@@ -12,7 +12,15 @@ from simulator.llm.embeddings import Embedder, create_embedder
 def resolve_memory(
     block: MemorySettings, world_plans: bool = True
 ) -> tuple[MemorySettings, list[str]]:
-    """The resolved block and its notes (planning refused where the world has no hours)."""
+    """The resolved block and its notes (planning refused where the world has no hours;
+    `day_summaries` refused outside the chat, whose resolve calls this with it left out)."""
+    if block.day_summaries is not None:
+        raise UserError(
+            "memory.day_summaries decides whether a chat's later days open with the day "
+            "summaries; this world has no day summaries",
+            field="memory.day_summaries",
+            fix="leave memory.day_summaries out of this experiment's memory block",
+        )
     try:
         memory, notes = block.resolved(world_plans=world_plans)
     except ValueError as exc:  # planning in a world without simulated hours

@@ -11,9 +11,9 @@ in the run header and on the stored spec (`notes`), so a reader knows what decid
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from simulator.domain.memory.reflection import PAPER_REFLECTION, REFERENCE_REFLECTION
 from simulator.domain.memory.retrieval import PRESETS, RetrievalSettings
@@ -50,6 +50,18 @@ class MemorySettings(BaseModel):
     reflection_threshold: int | None = Field(default=None, ge=1, le=100_000)
     embedder: str | None = Field(default=None, min_length=1, max_length=300)
     minutes_per_step: int | None = Field(default=None, ge=1, le=24 * 60)
+    # the chat's only: with a stream, whether later days still open with the day summaries
+    # (true: the stream beside them, the default; false: the stream instead of them)
+    day_summaries: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_day_summaries(self, handler: Any) -> dict:
+        """Left unset, `day_summaries` stays out of the dump, so every block stored before it
+        existed (and every experiment version hashing one) dumps as it did."""
+        data = handler(self)
+        if self.day_summaries is None:
+            data.pop("day_summaries", None)
+        return data
 
     @property
     def is_stream(self) -> bool:
@@ -94,6 +106,13 @@ class MemorySettings(BaseModel):
             + (f"at importance {self.reflection_threshold}" if self.reflection else "off")
             + f", planning {'on' if self.planning else 'off'}, embedder {self.embedder}, "
             + f"{self.minutes_per_step} simulated minutes a step"
+            + (
+                ""
+                if self.day_summaries is None
+                else ", beside the day summaries"
+                if self.day_summaries
+                else ", instead of the day summaries"
+            )
         )
 
     def clock(self, minute: int) -> tuple[int, int]:

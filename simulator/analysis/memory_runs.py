@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.domain.grid import agent_names as grid_agent_names
+from simulator.domain.memory.settings import DAY_START_HOUR
 from simulator.errors import UserError
 from simulator.store.store import Store
 
@@ -60,11 +61,16 @@ class SimClock:
 
 def clock_of(doc: dict) -> SimClock | None:
     """The run's simulated clock, where its spec keeps one (`clock`, under the spec, its
-    world, settings or memory), else None."""
+    world, settings or memory); a grid's memory stream runs on the day clock its plans use
+    (minute 0 is DAY_START_HOUR of day 1); else None (times shown as minutes: a chat's or a
+    network's minutes count turns and rounds, not hours of a day)."""
     spec = doc.get("spec") or {}
     for holder in (spec, spec.get("memory"), spec.get("world"), spec.get("settings")):
         if isinstance(holder, dict) and holder.get("clock") is not None:
             return SimClock.from_stored(holder["clock"])
+    memory = spec.get("memory")
+    if _kind(doc) == "grid" and isinstance(memory, dict) and memory.get("kind") == "stream":
+        return SimClock(DAY_START_HOUR * 60, 1)
     return None
 
 

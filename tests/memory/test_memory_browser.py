@@ -167,6 +167,9 @@ def test_a_clock_renders_minutes_as_day_and_time():
     assert SimClock.from_stored("eight") is None
     assert clock_of({"spec": {"world": {"clock": "06:30"}}}) == SimClock(390)
     assert clock_of({"spec": {"world": {}}}) is None
+    stream = {"kind": "grid", "spec": {"memory": {"kind": "stream"}}}
+    assert clock_of(stream) == SimClock(8 * 60)
+    assert clock_of({**stream, "kind": "chat"}) is None  # a chat's minutes count turns
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -182,14 +185,15 @@ def test_the_stream_in_order_with_importance_and_fallback_marks(scene):
     assert "agent1 says the garden is dry" in out and "4 (fallback)" in out
     assert out.count("(fallback)") == 2  # the mark, and the note saying what it means
     assert "importance rating did not parse" in out
-    assert "minute 120 (step 2)" in out and "minute 60 (step 1)" in out  # no clock
+    # a grid stream's minutes on the day clock its plans use (minute 0 is day 1 08:00)
+    assert "day 1 10:00 (step 2)" in out and "day 1 09:00 (step 1)" in out
     assert "because of #0, #1" in out and "because of #3, #2" in out
     assert "a quiet corner" not in out  # agent1's stream is not asked for
     table = cli("memory", run, "--agent", "agent0", width=200).out.splitlines()
     dry = next(line for line in table if "the garden soil is cracked" in line)
     assert [cell.strip() for cell in dry.split("│")] == [
         "2",
-        "minute 60",
+        "day 1 09:00",
         "1",
         "observation",
         "6",

@@ -11,24 +11,15 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chat_memory_helpers import STREAM, chat_reply
+from chat_memory_helpers import STREAM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML
-from test_chat_memory_stream import run_chat, start
+from test_chat_memory_stream import run_chat, start, stub  # noqa: F401 (stub: the fixture)
 
 from simulator.domain.memory.settings import MemorySettings
 from simulator.errors import UserError
 from simulator.services.memory_blocks import resolve_memory
-from simulator.testing import StubLLMServer
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    with StubLLMServer(models=["stub"], latency_s=0.0) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-        server.reply_fn = chat_reply()
-        yield server
 
 
 def day_two_opening(store, run_id: str) -> str:
@@ -37,7 +28,8 @@ def day_two_opening(store, run_id: str) -> str:
     return store.calls.prompt(day2["prompt_hash"])[1]["content"]
 
 
-def test_a_stream_goes_beside_the_summaries_by_default_and_says_so(embedded, stub, tmp_path):
+@pytest.mark.usefixtures("stub")
+def test_a_stream_goes_beside_the_summaries_by_default_and_says_so(embedded, tmp_path):
     spec, run_id = start(embedded, tmp_path, STREAM)
     assert spec.memory.day_summaries is True
     assert any(n.startswith("memory.day_summaries: true (not given") for n in spec.defaults_applied)
@@ -47,7 +39,8 @@ def test_a_stream_goes_beside_the_summaries_by_default_and_says_so(embedded, stu
     assert embedded.memories.count(run_id) > 0
 
 
-def test_day_summaries_false_puts_the_stream_in_their_place(embedded, stub, tmp_path):
+@pytest.mark.usefixtures("stub")
+def test_day_summaries_false_puts_the_stream_in_their_place(embedded, tmp_path):
     spec, run_id = start(embedded, tmp_path, {**STREAM, "day_summaries": False})
     assert spec.memory.describe().endswith("instead of the day summaries")
     assert not any("day_summaries" in n for n in spec.defaults_applied)

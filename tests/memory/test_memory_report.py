@@ -17,6 +17,8 @@ from test_party_probe import AGENTS, party_run  # the party on the stub, probe i
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import run_grid
 
+from simulator.analysis.grid.party import party_measures
+from simulator.analysis.grid.runs import load_runs
 from simulator.analysis.report import write_report
 from simulator.testing import StubLLMServer
 from simulator.testing.memory_replies import memory_stream_reply
@@ -56,7 +58,15 @@ def test_the_report_shows_the_spread_the_interviews_the_streams_and_the_trees(
     assert 'href="#memory"' in page
     # the spread table: remembered and heard by step 0..2
     assert re.search(r"<th>remembered</th>(<td class=num>\d+</td>){3}</tr>", memory)
-    assert f"{AGENTS} of {AGENTS} agents know of it at the end" in memory
+    [run] = load_runs(store, [run_id])
+    news = party_measures(store, run)["news"]  # what the page reports is what was measured
+    assert news["knows"] > 0
+    assert f"{news['knows']} of {AGENTS} agents know of it at the end" in memory
+    for agent in news["per_agent"]:
+        knows = "yes" if agent["knows"] else "no"
+        assert re.search(
+            rf"<tr><td>{agent['agent']}</td>(<td>[^<]*</td>){{2}}<td>{knows}</td>", memory
+        )
     # the spread figure is drawn
     assert any(p.key == "news_remembered" and p.data_uri for p in ctx.plots)
     # every agent's stream: one row per stored record, with its importance

@@ -66,7 +66,7 @@ def test_a_stream_run_prints_its_memory_and_its_streams_can_be_browsed(cli, tmp_
         "memory: stream: retrieval paper (top 3), reflection at importance 20, planning off, "
         "embedder mock:16, 10 simulated minutes a step" in result.err
     )
-    assert "default: memory.planning: False (not given)" in result.err
+    assert "default: memory.planning: false (not given)" in result.err
     run_id = last_run(cli)
     browsed = cli("conversation", "memory", run_id, "--agent", "Guard_1", "--json")
     assert browsed.code == 0, browsed.err

@@ -72,7 +72,7 @@ def sent_system(store, call: dict) -> str:
 def test_messages_become_records_and_the_speaker_is_shown_what_it_recalled(store, stub, tmp_path):
     spec, run_id = start(store, tmp_path, STREAM)
     assert spec.memory.planning is False and spec.memory.minutes_per_step == 10
-    assert "memory.planning: False (not given)" in spec.defaults_applied
+    assert "memory.planning: false (not given)" in spec.defaults_applied
     assert any(n.startswith("memory calls (ratings, reflections)") for n in spec.defaults_applied)
     outcome = run_chat(store, run_id)
     assert outcome.status == "done", outcome.error
@@ -252,7 +252,7 @@ def test_a_sweep_over_a_stream_experiment_runs_each_conversation_with_its_stream
     )
     plan = sweeps.plan(store, view, spec, "alice")
     assert plan.calls_at_least
-    assert "memory.planning: False (not given)" in plan.defaults_applied
+    assert "memory.planning: false (not given)" in plan.defaults_applied
     sweep, _ = sweeps.create(store, view, spec, "alice", plan)
 
     async def go():

@@ -69,7 +69,7 @@ def _run(store, tmp_path, minutes: int, steps: int):
 
 def test_each_agent_plans_its_day_and_the_move_prompt_shows_the_hour(store, stub, tmp_path):
     spec, run_id, outcome = _run(store, tmp_path, minutes=60, steps=3)
-    assert "memory.planning: True (not given)" in spec.defaults_applied
+    assert "memory.planning: true (not given)" in spec.defaults_applied
     calls = store.calls.for_conversation(run_id)
     purposes = Counter(c["purpose"] for c in calls)
     assert purposes["memory_plan"] == 2 and purposes["memory_plan_hours"] == 2
@@ -142,6 +142,6 @@ def test_a_stream_without_reflection_notes_no_threshold():
     resolved, notes = MemorySettings(kind="stream", reflection=False).resolved()
     assert resolved.reflection_threshold is None
     assert not any("reflection_threshold" in note for note in notes)
-    assert "memory.planning: True (not given)" in notes
+    assert "memory.planning: true (not given)" in notes
     _, notes = MemorySettings(kind="stream").resolved()
     assert "memory.reflection_threshold: 150 (not given)" in notes

@@ -115,7 +115,7 @@ def _header(spec) -> str:
 
 def test_perceptions_become_records_and_the_prompt_shows_what_was_recalled(store, stub, tmp_path):
     spec, run_id = _start(store, tmp_path, STREAM)
-    assert "memory.planning: False (not given)" in spec.defaults_applied
+    assert "memory.planning: false (not given)" in spec.defaults_applied
     assert spec.memory.is_stream and spec.memory.planning is False and spec.calls == 8
     header = _header(spec)
     assert "memory: stream: retrieval paper (top 3), reflection at importance 30, planning off" in (
@@ -357,5 +357,5 @@ def test_the_shipped_example_loads_with_a_stream_and_no_plans(tmp_path):
     finally:
         store.close()
     assert spec.memory.planning is False and spec.memory.embedder == "minilm"
-    assert "memory.planning: False (not given)" in spec.defaults_applied
+    assert "memory.planning: false (not given)" in spec.defaults_applied
     assert "memory.embedder: minilm (not given)" in spec.defaults_applied

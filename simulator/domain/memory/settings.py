@@ -92,7 +92,7 @@ class MemorySettings(BaseModel):
         if self.reflection is False:  # no reflection: its threshold decides nothing
             del defaults["reflection_threshold"]
         filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
-        notes = [f"memory.{k}: {v} (not given)" for k, v in filled.items()]
+        notes = [f"memory.{k}: {_yaml(v)} (not given)" for k, v in filled.items()]
         return self.model_copy(update=filled), notes
 
     def describe(self) -> str:
@@ -124,3 +124,8 @@ class MemorySettings(BaseModel):
         """The retrieval preset with this block's top k (call on a resolved block)."""
         preset = PRESETS[self.retrieval or "paper"]
         return preset.model_copy(update={"top_k": self.top_k or preset.top_k})
+
+
+def _yaml(value: object) -> str:
+    """A default as the experiment's YAML would write it (true, not True)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)

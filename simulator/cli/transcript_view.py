@@ -170,6 +170,8 @@ def show_transcript(console: Console, data: dict) -> None:
             for a in conv["agents"]
         )
     )
+    for line in lineage_lines(conv):
+        console.print(line, markup=False, highlight=False)
     summaries = {s["day"]: s["text"] for s in data["summaries"]}
     current_day = None
     for message in data["messages"]:
@@ -181,11 +183,31 @@ def show_transcript(console: Console, data: dict) -> None:
         colour = role_colour(message["role"], roles)
         flags = " [dim](trimmed)[/]" if message.get("trimmed") else ""
         flags += " [dim](empty)[/]" if message.get("empty") else ""
+        flags += " [bold](edited by the researcher)[/]" if message.get("edited") else ""
+        if message.get("conversation_id", conv["_id"]) != conv["_id"]:
+            flags += f" [dim](shared, stored in {escape(message['conversation_id'])})[/]"
+        place = f"[dim][{message['day']}:{message['index']}][/] "
         console.print(
-            f"[bold {colour}]{shown(message['speaker'])}[/]: {shown(message['text'])}{flags}"
+            f"{place}[bold {colour}]{shown(message['speaker'])}[/]: {shown(message['text'])}{flags}"
         )
     if current_day is not None and current_day in summaries:
         _summary(console, current_day, summaries[current_day])
+
+
+def lineage_lines(conv: dict) -> list[str]:
+    """Where a run comes from: the run it replays, the message it was forked at."""
+    lines = []
+    if conv.get("fork_of"):
+        at = conv.get("fork_at") or {}
+        where = f"{at.get('day')}:{at.get('index')}"
+        edit = " with the researcher's text there" if conv.get("fork_edit") else ""
+        repetition = conv.get("fork_repetition")
+        group = conv.get("fork_group")
+        which = f" (continuation {repetition} of group {group})" if repetition else ""
+        lines.append(f"fork of {conv['fork_of']} at {where}{edit}{which}")
+    if conv.get("replay_of"):
+        lines.append(f"replay of {conv['replay_of']}")
+    return lines
 
 
 def show_grid_steps(console: Console, data: dict) -> None:

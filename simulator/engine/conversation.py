@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
@@ -68,6 +69,7 @@ class ConversationRun:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     manual_input: InputFunction | None = None
     embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
+    edit: ForkEdit | None = None  # a fork's: the researcher's message at the fork point
 
 
 def llm_name(choice: LLMChoice) -> str:
@@ -180,6 +182,10 @@ class ChatWorld:
 
     async def step(self) -> None:
         day, lines = self.day, self.lines
+        edit = self.run_.edit
+        if edit is not None and (day, len(lines)) == (edit.day, edit.index):
+            await self._edited_turn(edit)
+            return
         state = TurnState(
             self.agents,
             self.turn,
@@ -193,6 +199,56 @@ class ChatWorld:
         self.run_.on_event(ev.TurnStarted(self.run_.conversation_id, day, len(lines), agent.name))
         text = await self._agent_turn(agent, day, len(lines), self.turn, self.opening, lines, pick)
         lines.append(Line(agent.name, text))
+        self.previous = agent.name
+        self.turn += 1
+
+    async def _edited_turn(self, edit: ForkEdit) -> None:
+        """A fork's first turn when the researcher wrote it: stored as the agent's message,
+        marked as edited, with a ledger row in place of a model call."""
+        run, agent = self.run_, self.by_name[edit.speaker]
+        in_ledger = any(
+            c.get("purpose") == EDIT_PURPOSE and (c["day"], c["index"]) == (edit.day, edit.index)
+            for c in self.progress.calls
+        )
+        doc = {
+            "day": edit.day,
+            "index": edit.index,
+            "seq": self.turn,
+            "speaker": agent.name,
+            "role": agent.role,
+            "text": edit.text,
+            "raw_text": edit.text,
+            "trimmed": False,
+            "cut_at": None,
+            "cut_label": None,
+            "empty": False,
+            "speaker_fallback": False,
+            "speaker_notes": [],
+            "model": None,
+            "llm_label": None,
+            "latency_s": 0.0,
+            "tokens_in": None,
+            "tokens_out": None,
+            "edited": True,
+            "original_text": edit.original_text,
+        }
+        run.on_event(ev.TurnStarted(run.conversation_id, edit.day, edit.index, agent.name))
+        await run.recorder.record_edit(edit, doc, in_ledger)
+        run.on_event(
+            ev.MessageStored(
+                run.conversation_id,
+                edit.day,
+                edit.index,
+                agent.name,
+                agent.role,
+                edit.text,
+                False,
+                False,
+                False,
+                None,
+            )
+        )
+        self.lines.append(Line(agent.name, edit.text))
         self.previous = agent.name
         self.turn += 1
 

@@ -11,12 +11,14 @@ from datetime import datetime
 
 from simulator.domain.clock import now
 from simulator.domain.experiment import LLMChoice
+from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.params import GenerationParams
 from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, redact
 from simulator.prompting.transcript import Line
 from simulator.store.group_commit import GroupCommit
+from simulator.store.lineage import Prefix
 from simulator.store.store import Store
 
 calls_log = logging.getLogger(CALLS_LOGGER)
@@ -141,6 +143,12 @@ class Progress:
     last_speaker: str | None = None
     calls: list[dict] = field(default_factory=list)  # the ledger, for replaying finished calls
 
+    def add(self, doc: dict) -> None:
+        """One stored message, in transcript order."""
+        self.lines_by_day.setdefault(doc["day"], []).append(Line(doc["speaker"], doc["text"]))
+        self.messages += 1
+        self.last_speaker = doc["speaker"]
+
 
 class StoreRecorder:
     def __init__(
@@ -150,8 +158,10 @@ class StoreRecorder:
         on_call: Callable[[dict], None] | None = None,
         lease_owner: str | None = None,
         never_started: bool = False,
+        shared: Prefix | None = None,
     ):
         self.store = store
+        self.shared = shared or Prefix()  # a fork's messages and summaries, read from its parent
         self.conversation_id = conversation_id
         self._on_call = on_call
         self._owner = lease_owner  # sweeps: status writes only while this worker holds the lease
@@ -176,18 +186,19 @@ class StoreRecorder:
             self._writes.flush_now()
 
     def load_progress(self) -> Progress:
+        """The transcript so far: a fork's shared prefix (not counted: its parent's work), then
+        what this run stored."""
         progress = Progress()
+        for doc in self.shared.messages:
+            progress.add(doc)
+        progress.summaries = [s["text"] for s in self.shared.summaries]
         if self._never_started:
             return progress
         for doc in self.store.messages.for_conversation(self.conversation_id):
-            progress.lines_by_day.setdefault(doc["day"], []).append(
-                Line(doc["speaker"], doc["text"])
-            )
-            progress.messages += 1
-            progress.last_speaker = doc["speaker"]
+            progress.add(doc)
             self._count_message(doc)
         summaries = self.store.conversations.summaries(self.conversation_id)
-        progress.summaries = [s["text"] for s in summaries]
+        progress.summaries += [s["text"] for s in summaries]
         self.counters["summaries"] = len(summaries)
         progress.calls = self.load_calls()
         return progress
@@ -280,6 +291,36 @@ class StoreRecorder:
         self._count_message(full)
         await self._write_counters()
 
+    async def record_edit(self, edit: ForkEdit, doc: dict, in_ledger: bool) -> None:
+        """A fork's edited message: a ledger row saying the researcher wrote it (unless a killed
+        run already stored that row: `in_ledger`), then the message itself, marked."""
+        if not in_ledger:
+            row = {
+                "conversation_id": self.conversation_id,
+                "purpose": EDIT_PURPOSE,
+                "day": edit.day,
+                "index": edit.index,
+                "agent": edit.speaker,
+                "model": None,
+                "llm_label": None,
+                "base_url": None,
+                "params": {},
+                "prompt_hash": None,
+                "attempt": 1,
+                "state": "done",
+                "response": edit.text,
+                "edited_from": edit.original_text,
+                "error": None,
+                "error_kind": None,
+                "created_at": now(),
+            }
+            for _ in range(100):
+                document = self.store.calls.row(self.conversation_id, self.next_call_seq(), row)
+                if await self.writes().insert("calls", document):
+                    break
+                self.resync_call_seq()
+        await self.record_message(doc)
+
     async def record_step_rows(
         self, rows: list[dict], already: set[str] = frozenset(), collection: str = "grid_steps"
     ) -> None:
@@ -339,6 +380,8 @@ class StoreRecorder:
         self.counters["fallbacks"] += int(bool(doc.get("speaker_fallback")))
 
     def _count_call(self, doc: dict) -> None:
+        if doc.get("purpose") == EDIT_PURPOSE:  # the researcher's text: no model was called
+            return
         self.counters["calls"] += 1
         self.counters["failed_calls"] += int(doc.get("error") is not None)
         self.counters["tokens_in"] += doc.get("tokens_in") or 0

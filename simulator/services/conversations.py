@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.fork import ForkEdit
 from simulator.domain.sweep_names import resolve_llm
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -23,7 +24,8 @@ from simulator.llm.base import FatalBackendError
 from simulator.services import chat_memory
 from simulator.services.experiments import ExperimentView, parse_counts
 from simulator.services.memory_blocks import embedder_for
-from simulator.store import cascade
+from simulator.store import cascade, lineage
+from simulator.store.lineage import Prefix
 from simulator.store.store import Store
 
 KIND = "conversation"
@@ -197,16 +199,21 @@ def experiment_snapshot(store: Store, doc: dict) -> dict:
 
 
 def recorder_for(
-    store: Store, doc: dict, on_call: Callable[[dict], None] | None, lease_owner: str | None
+    store: Store,
+    doc: dict,
+    on_call: Callable[[dict], None] | None,
+    lease_owner: str | None,
+    shared: Prefix | None = None,
 ) -> StoreRecorder:
-    """The recorder of a stored run (a chat or a grid): a run never started has nothing to
-    read back."""
+    """The recorder of a stored run (a chat or a grid): a run never started has nothing of
+    its own to read back; a fork reads what it shares from its parent (`shared`)."""
     return StoreRecorder(
         store,
         doc["_id"],
         on_call=on_call,
         lease_owner=lease_owner,
         never_started=doc.get("started_at") is None,
+        shared=shared,
     )
 
 
@@ -236,7 +243,7 @@ async def run(
     if experiment is None:
         experiment = Experiment.from_stored(experiment_snapshot(store, doc))
     spec = ConversationSpec.model_validate(doc["spec"])
-    recorder = recorder_for(store, doc, on_call, lease_owner)
+    recorder = recorder_for(store, doc, on_call, lease_owner, lineage.prefix(store, doc))
     conversation = ConversationRun(
         conversation_id,
         experiment,
@@ -247,6 +254,7 @@ async def run(
         stop or asyncio.Event(),
         manual_input,
         embedder_for(spec.memory),
+        ForkEdit.from_stored(doc.get("fork_edit")),
     )
     status = await run_conversation(conversation)
     return RunOutcome(conversation_id, status, recorder.error, dict(recorder.counters))
@@ -340,11 +348,8 @@ def transcript(store: Store, conversation_id: str) -> dict:
         return {"conversation": doc, "steps": store.grid_steps.for_run(conversation_id)}
     if doc.get("kind") == "network":  # a network run: its round rows in place of messages
         return {"conversation": doc, "rounds": store.network_rounds.for_run(conversation_id)}
-    return {
-        "conversation": doc,
-        "messages": store.messages.for_conversation(conversation_id),
-        "summaries": store.conversations.summaries(conversation_id),
-    }
+    messages, summaries = lineage.full_transcript(store, doc)  # a fork's prefix first
+    return {"conversation": doc, "messages": messages, "summaries": summaries}
 
 
 def prompts(store: Store, conversation_id: str) -> list[dict]:
@@ -365,6 +370,14 @@ def set_favourite(store: Store, conversation_id: str, user: str, favourite: bool
 def deletion_counts(store: Store, conversation_id: str, user: str) -> cascade.Cascade:
     """What deleting this conversation would remove; refused unless `user` owns it."""
     store.conversations.require_owner(conversation_id, user, "delete")
+    forks = [d["_id"] for d in store.conversations.forks_of(conversation_id)]
+    if forks:
+        shown = ", ".join(forks[:5]) + (f" and {len(forks) - 5} more" if len(forks) > 5 else "")
+        raise UserError(
+            f"{conversation_id} has {len(forks)} fork(s) that read their first messages from "
+            f"it ({shown}); deleting it would cut their transcripts",
+            fix="delete the forks first, then this conversation",
+        )
     return cascade.count_conversation(store.db, conversation_id)
 
 

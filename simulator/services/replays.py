@@ -35,6 +35,9 @@ KINDS = {"chat": (Experiment, ConversationSpec), "grid": (GridExperiment, GridSp
 KINDS["network"] = (NetworkExperiment, NetworkSpec)
 
 
+RUNNERS = {"chat": conversations.run, "grid": grid_runs.run, "network": network_runs.run}
+
+
 @dataclass
 class ReplayPlan:
     """What a replay will run: the original's spec (models replaced under `--llm`)."""
@@ -64,7 +67,8 @@ class ReplayPlan:
         return pairs
 
 
-def _kind(doc: dict) -> str:
+def kind_of(doc: dict) -> str:
+    """chat, grid or network: the world a stored run belongs to."""
     kind = doc.get("kind") or "chat"
     return "chat" if kind == "conversation" else kind
 
@@ -106,7 +110,7 @@ def _replaced(choice: LLMChoice, model: str, experiment: object) -> LLMChoice:
 def plan(store: Store, run_id: str, llm: str | None = None) -> ReplayPlan:
     """Read and check the original; refuse (UserError) what cannot be replayed as it ran."""
     doc = store.conversations.get(run_id)
-    kind = _kind(doc)
+    kind = kind_of(doc)
     if kind not in KINDS:
         raise UserError(f"{run_id} is a run of kind {kind!r}, which replay does not know")
     if doc.get("status") != "done":
@@ -211,6 +215,9 @@ async def check_identity(store: Store, plan: ReplayPlan, llms: LLMAccess, force:
 def create(store: Store, plan: ReplayPlan, user: str) -> dict:
     """Store the replay, pending, linked to its original."""
     extra = {
+        # a replay of a fork is a fork of the same parent at the same place: it shares the
+        # same prefix and re-runs the continuation
+        **{k: plan.original[k] for k in ("fork_of", "fork_at", "fork_edit") if k in plan.original},
         "replay_of": plan.original_id,
         "replay_llm": plan.llm,
         "replay_notes": list(plan.notes),
@@ -237,8 +244,7 @@ async def run(
     on_event: Callable[[ev.Event], None] = lambda e: None,
     stop: asyncio.Event | None = None,
 ) -> RunOutcome:
-    runner = {"chat": conversations.run, "grid": grid_runs.run, "network": network_runs.run}
-    return await runner[plan.kind](store, replay_id, llms, on_event=on_event, stop=stop)
+    return await RUNNERS[plan.kind](store, replay_id, llms, on_event=on_event, stop=stop)
 
 
 def verdict(store: Store, original_id: str, replay_id: str) -> Verdict:

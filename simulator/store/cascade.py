@@ -117,9 +117,8 @@ def _delete_conversations(db: Any, conversation_ids: list[str]) -> set[str]:
     hashes: set[str] = set()
     for chunk in _chunks(conversation_ids):
         query = ours({"conversation_id": {"$in": chunk}})
-        hashes.update(
-            d["prompt_hash"] for d in db.calls.find(query, {"prompt_hash": 1}) if "prompt_hash" in d
-        )
+        rows = db.calls.find(query, {"prompt_hash": 1})
+        hashes.update(d["prompt_hash"] for d in rows if d.get("prompt_hash"))  # not an edit
     for name in _PER_CONVERSATION:
         _delete_in(db[name], "conversation_id", conversation_ids)
     _delete_in(db.favourites, "target", conversation_ids)

@@ -1,4 +1,4 @@
-"""`llm-sim conversation list|show|memory|replay|delete|favourite`."""
+"""`llm-sim conversation list|show|memory|replay|fork|resume|delete|favourite`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sys
 import click
 
 from simulator.cli.context import AppContext
+from simulator.cli.params import SEED
 from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
 from simulator.domain.memory.records import MEMORY_TYPES
 from simulator.errors import UserError
@@ -120,6 +121,74 @@ def replay_cmd(app: AppContext, run_id: str, llm: str | None, force: bool, as_js
     from simulator.cli.replay_view import replay_cli
 
     replay_cli(app, run_id, llm=llm, force=force, as_json=as_json)
+
+
+@conversation.command("fork")
+@click.argument("conversation_id")
+@click.option(
+    "--at",
+    required=True,
+    metavar="DAY:INDEX",
+    help="The first message not shared, as `conversation show` prints it, e.g. 1:3.",
+)
+@click.option("--edit", help="The text the same agent says at the fork point instead.")
+@click.option("--llm", help="Model for every agent from the fork point on.")
+@click.option("--llm-for", multiple=True, metavar="ROLE=MODEL", help="Model for one role's agents.")
+@click.option(
+    "--variant", "variants", multiple=True, metavar="SECTION=NAME", help="A prompt variant."
+)
+@click.option("--speaker", help="Speaker method from the fork point on.")
+@click.option(
+    "--repetitions", type=int, default=1, show_default=True, help="Continuations, one seed each."
+)
+@click.option("--seed", type=SEED, help="Seed of the first continuation (default: the parent's).")
+@json_option
+@click.pass_obj
+def fork_cmd(
+    app: AppContext,
+    conversation_id: str,
+    at: str,
+    edit: str | None,
+    llm: str | None,
+    llm_for: tuple[str, ...],
+    variants: tuple[str, ...],
+    speaker: str | None,
+    repetitions: int,
+    seed: int | None,
+    as_json: bool,
+) -> None:
+    """Branch a conversation at one message: the new conversation shares the messages before
+    it (read from the original, not copied), optionally says your text there, and continues
+    under the changed settings, once per repetition."""
+    from simulator.cli.fork_view import fork_cli
+
+    outcomes = fork_cli(
+        app,
+        conversation_id,
+        at=at,
+        edit=edit,
+        llm=llm,
+        llm_for=llm_for,
+        variants=variants,
+        speaker=speaker,
+        repetitions=repetitions,
+        seed=seed,
+        as_json=as_json,
+    )
+    if any(o.status == "failed" for o in outcomes):
+        raise SystemExit(1)
+
+
+@conversation.command("resume")
+@click.argument("run_id")
+@json_option
+@click.pass_obj
+def resume_cmd(app: AppContext, run_id: str, as_json: bool) -> None:
+    """Finish a run that stopped (killed, interrupted, failed) and belongs to no sweep."""
+    from simulator.cli.fork_view import resume_cli
+
+    if resume_cli(app, run_id, as_json).status == "failed":
+        raise SystemExit(1)
 
 
 @conversation.command("favourite")

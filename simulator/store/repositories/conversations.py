@@ -238,6 +238,12 @@ class ConversationsRepository:
             found.update((d["_id"], d) for d in self._col.find(ours({"_id": {"$in": chunk}})))
         return [found[cid] for cid in conversation_ids if cid in found]
 
+    def forks_of(self, conversation_id: str) -> list[dict]:
+        """The conversations forked from this one (see store/lineage.py), oldest first."""
+        query = ours({"fork_of": conversation_id})
+        found = list(self._col.find(query))
+        return sorted(found, key=lambda d: (str(as_datetime(d.get("created_at"))), d["_id"]))
+
     def ids(self, experiment_id: str) -> list[str]:
         """The ids of the experiment's conversations in the order of `list` (newest first),
         without their documents (see SweepsRepository.conversation_ids)."""

@@ -1,0 +1,132 @@
+"""`llm-sim conversation fork` and `conversation resume`: the header, the runs, the outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from simulator.cli.context import AppContext
+from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.live import LiveView, run_access
+from simulator.errors import UserError
+from simulator.services import forks, replays
+from simulator.services.conversations import RunOutcome
+
+
+def fork_cli(
+    app: AppContext,
+    parent_id: str,
+    *,
+    at: str,
+    edit: str | None,
+    llm: str | None,
+    llm_for: Sequence[str],
+    variants: Sequence[str],
+    speaker: str | None,
+    repetitions: int,
+    seed: int | None,
+    as_json: bool,
+) -> list[RunOutcome]:
+    """Check everything, print what will run, store the continuations, run them in turn."""
+    plan = forks.plan(
+        app.store,
+        parent_id,
+        at,
+        edit=edit,
+        llm=llm,
+        llm_for=llm_for,
+        variants=variants,
+        speaker=speaker,
+        repetitions=repetitions,
+        seed=seed,
+    )
+    live = LiveView.for_output(app.console, as_json)
+    llms = run_access(app.err, as_json)
+    if not as_json:
+        from simulator.cli.commands.run import print_header
+
+        for note in plan.notes:
+            app.err.print(f"fork: {note}", markup=False, highlight=False)
+        print_header(app, plan.specs[0])
+    total = len(plan.specs)
+
+    def done(outcome: RunOutcome) -> None:
+        if not as_json:
+            app.console.print(
+                f"{outcome.conversation_id}: fork of {plan.parent_id} at {plan.point}, "
+                f"{outcome.status}",
+                markup=False,
+            )
+
+    async def go(stop: asyncio.Event) -> list[RunOutcome]:
+        try:
+            await forks.preflight(plan, llms)
+            docs = forks.create(app.store, plan, app.user)
+            if not as_json and total > 1:
+                app.err.print(f"{total} continuations: {', '.join(d['_id'] for d in docs)}")
+            return await forks.run_all(app.store, docs, llms, live, stop, done)
+        finally:
+            live.close()
+            await llms.aclose()
+
+    outcomes = run_until_stopped(go, app.err)
+    if as_json:
+        app.print_json(
+            {
+                "fork_of": plan.parent_id,
+                "fork_at": plan.point.as_dict(),
+                "fork_group": plan.group,
+                "edited": plan.edit is not None,
+                "notes": plan.notes,
+                "defaults": plan.defaults,
+                "conversations": [
+                    {
+                        "conversation_id": o.conversation_id,
+                        "seed": spec.seed,
+                        "status": o.status,
+                        "error": o.error,
+                        "counters": o.counters,
+                    }
+                    for o, spec in zip(outcomes, plan.specs, strict=False)
+                ],
+            }
+        )
+    return outcomes
+
+
+def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
+    """Finish a stopped run that belongs to no sweep: it continues after its last stored
+    message (step, round) and answers its finished calls from the ledger."""
+    doc = app.store.conversations.get(run_id)
+    if doc.get("status") == "done":
+        raise UserError(f"{run_id} is done; there is nothing to resume")
+    if doc.get("sweep_id"):
+        raise UserError(
+            f"{run_id} belongs to sweep {doc['sweep_id']}, which runs it under a lease",
+            fix=f"run `llm-sim sweep resume {doc['sweep_id']}`",
+        )
+    app.store.conversations.require_owner(run_id, app.user, "resume")
+    live = LiveView.for_output(app.console, as_json)
+    llms = run_access(app.err, as_json)
+    kind = replays.kind_of(doc)
+
+    async def go(stop: asyncio.Event) -> RunOutcome:
+        try:
+            return await replays.RUNNERS[kind](app.store, run_id, llms, on_event=live, stop=stop)
+        finally:
+            live.close()
+            await llms.aclose()
+
+    outcome = run_until_stopped(go, app.err)
+    if as_json:
+        app.print_json(
+            {
+                "conversation_id": outcome.conversation_id,
+                "status": outcome.status,
+                "error": outcome.error,
+                "counters": outcome.counters,
+            }
+        )
+    else:
+        app.console.print(f"{run_id}: {outcome.status}", markup=False)
+    return outcome

@@ -1,0 +1,103 @@
+"""Forks (pure): where a chat is branched, what replaces the message there, and which seed each
+repetition of a fork runs with.
+
+A fork is a new conversation that shares its parent's messages before the fork point (read
+from the parent, never copied) and continues from there under changed settings. The fork point
+names the first message the fork does not share: `DAY:INDEX`, the message's day and its place
+in the day counted from 0, as `conversation show` prints it (`[1:3]`). A fork at 1:3 shares
+messages 1:0, 1:1 and 1:2; with an edit, the researcher's text stands at 1:3 in place of the
+parent's, spoken by the same agent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from simulator.errors import UserError
+
+EDIT_PURPOSE = "researcher_edit"  # the ledger row of an edited message: no model was called
+MAX_FORK_DEPTH = 100  # forks of forks: a longer chain is a loop in a damaged store
+_POINT = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True, order=True)
+class ForkPoint:
+    """The first message a fork does not share with its parent."""
+
+    day: int
+    index: int
+
+    @classmethod
+    def parse(cls, text: str, field: str = "--at") -> ForkPoint:
+        found = _POINT.match(text or "")
+        if not found or int(found.group(1)) < 1:
+            raise UserError(
+                f"{text!r} is not a message's place",
+                field=field,
+                fix="write DAY:INDEX as `conversation show` prints it, e.g. 1:3 for day 1's "
+                "fourth message (days count from 1, messages within a day from 0)",
+            )
+        return cls(int(found.group(1)), int(found.group(2)))
+
+    @classmethod
+    def of(cls, stored: dict) -> ForkPoint:
+        return cls(int(stored["day"]), int(stored["index"]))
+
+    def as_dict(self) -> dict:
+        return {"day": self.day, "index": self.index}
+
+    def __str__(self) -> str:
+        return f"{self.day}:{self.index}"
+
+    def holds(self, day: int, index: int) -> bool:
+        """Whether the message at (day, index) comes before this point (is shared)."""
+        return (day, index) < (self.day, self.index)
+
+
+@dataclass(frozen=True)
+class ForkEdit:
+    """The researcher's text in place of the parent's message at the fork point."""
+
+    day: int
+    index: int
+    speaker: str
+    role: str
+    text: str
+    original_text: str
+
+    @classmethod
+    def from_stored(cls, stored: dict | None) -> ForkEdit | None:
+        return None if not stored else cls(**stored)
+
+    def as_dict(self) -> dict:
+        return {
+            "day": self.day,
+            "index": self.index,
+            "speaker": self.speaker,
+            "role": self.role,
+            "text": self.text,
+            "original_text": self.original_text,
+        }
+
+
+def repetition_seeds(base: int | None, repetitions: int) -> list[int | None]:
+    """One seed per repetition: the base, then base + 1, ... (None: no seed for any)."""
+    if base is None:
+        return [None] * repetitions
+    return [(base + r) % 2**32 for r in range(repetitions)]
+
+
+def parse_edit(text: str | None) -> str | None:
+    """The edit's text, stripped; an empty edit is refused (a fork without --edit regenerates
+    the message instead)."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise UserError(
+            "the edited message is empty",
+            field="--edit",
+            fix="give the text the agent says at the fork point, or leave --edit out to let "
+            "the model speak there again",
+        )
+    return text.strip()

@@ -1,0 +1,296 @@
+"""`conversation fork`: branch a stored chat at one message, optionally with the researcher's
+text there, and continue it under changed settings, N times with N seeds.
+
+Each continuation is a conversation of its own (`fork_of`, `fork_at`, `fork_edit`,
+`fork_group`, `fork_repetition`) that stores only what it writes; the messages before the fork
+point are read from the parent (store/lineage.py). It runs, resumes and is analysed like any
+conversation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from simulator.domain.conversation import ConversationSpec
+from simulator.domain.experiment import Experiment
+from simulator.domain.fork import ForkEdit, ForkPoint, parse_edit, repetition_seeds
+from simulator.domain.ids import new_id
+from simulator.domain.variants import variant_slots
+from simulator.domain.vocabulary import SPEAKER_METHODS
+from simulator.engine import events as ev
+from simulator.engine.conversation import llm_name
+from simulator.errors import UserError
+from simulator.llm.access import LLMAccess
+from simulator.services import conversations
+from simulator.services.conversations import RunOutcome, choose_llm, experiment_snapshot
+from simulator.services.experiments import ExperimentView
+from simulator.services.replays import kind_of
+from simulator.store import cascade, lineage
+from simulator.store.store import Store
+
+MAX_REPETITIONS = 1000  # a larger design is a fork sweep (sweep YAML `fork:`)
+
+
+@dataclass
+class ForkPlan:
+    """What a fork will store and run: one spec per repetition, and every choice explained."""
+
+    parent: dict
+    view: ExperimentView
+    point: ForkPoint
+    edit: ForkEdit | None
+    specs: list[ConversationSpec]
+    notes: list[str] = field(default_factory=list)  # what the fork changes (`fork_notes`)
+    defaults: list[str] = field(default_factory=list)  # choices nobody made: in each spec
+    group: str = ""  # shared by the repetitions of one fork command
+
+    @property
+    def parent_id(self) -> str:
+        return self.parent["_id"]
+
+
+def check_parent(doc: dict, spec: ConversationSpec) -> None:
+    """Refuse, in a sentence, a run a fork cannot branch."""
+    if kind_of(doc) != "chat":
+        raise UserError(
+            f"{doc['_id']} is a {kind_of(doc)} run; forks branch chat conversations at a message",
+            fix=f"fork a chat conversation, or re-run this one with `llm-sim conversation "
+            f"replay {doc['_id']}`",
+        )
+    if spec.memory.is_stream:
+        raise UserError(
+            f"{doc['_id']} keeps a memory stream, whose records a fork would have to share up "
+            "to the fork point; forks of memory-stream chats are not built yet",
+            fix="fork a chat whose memory is summary or none",
+        )
+
+
+def shared_message(messages: list[dict], point: ForkPoint, doc: dict) -> dict:
+    """The parent's message at the fork point, or a UserError naming the places that exist."""
+    for message in messages:
+        if (message["day"], message["index"]) == (point.day, point.index):
+            return message
+    on_day = [m for m in messages if m["day"] == point.day]
+    where = (
+        f"day {point.day} holds messages {point.day}:0 to {point.day}:{len(on_day) - 1}"
+        if on_day
+        else f"it has no message on day {point.day}"
+    )
+    return _refuse_point(doc, point, where)
+
+
+def _refuse_point(doc: dict, point: ForkPoint, where: str) -> dict:
+    raise UserError(
+        f"{doc['_id']} has no message at {point}: {where}",
+        field="--at",
+        fix=f"pick a stored message's place (`llm-sim conversation show {doc['_id']}` prints "
+        "each as [DAY:INDEX])",
+    )
+
+
+def _variants(experiment: Experiment, pairs: Sequence[str], current: dict) -> dict[str, str]:
+    slots = variant_slots(experiment)
+    chosen = dict(current)
+    for pair in pairs:
+        section, sep, name = pair.partition("=")
+        section, name = section.strip(), name.strip()
+        if not sep or not name:
+            raise UserError(
+                f"{pair!r} is not SECTION=NAME",
+                field="--variant",
+                fix="write e.g. --variant 'Guard/Personality=kind'",
+            )
+        if section not in slots:
+            known = ", ".join(slots) or "none"
+            raise UserError(
+                f"no section {section!r} with variants (sections with variants: {known})",
+                field="--variant",
+                fix="name a section as Role/Title or shared/Title",
+            )
+        if name not in slots[section]:
+            raise UserError(
+                f"{section} has no variant {name!r} (it offers {', '.join(slots[section])})",
+                field="--variant",
+                fix="pick one of those",
+            )
+        chosen[section] = name
+    return chosen
+
+
+def _changed_models(
+    experiment: Experiment,
+    spec: ConversationSpec,
+    llm: str | None,
+    llm_for: Sequence[str],
+    notes: list[str],
+    defaults: list[str],
+) -> dict:
+    update: dict = {}
+    if not llm and not llm_for:
+        return update
+    role_llms = dict(spec.role_llms)
+    if llm:
+        every = choose_llm(experiment, llm, "--llm", defaults)
+        role_llms = dict.fromkeys(role_llms, every)
+    for role, model in conversations.parse_role_models(tuple(llm_for), experiment).items():
+        role_llms[role] = choose_llm(experiment, model, "--llm-for", defaults)
+    update["role_llms"] = role_llms
+    changed = [f"{r}: {llm_name(c)}" for r, c in role_llms.items()]
+    notes.append(f"agents' models from the fork point: {', '.join(changed)}")
+    kept = [
+        f"{name} {llm_name(choice)}"
+        for name, choice in (("manager", spec.manager_llm), ("summarizer", spec.summarizer_llm))
+        if choice is not None
+    ]
+    if kept:
+        defaults.append(f"kept from the parent: {', '.join(kept)} (--llm changes the agents only)")
+    return update
+
+
+def _changed_speaker(
+    spec: ConversationSpec, speaker: str | None, notes: list[str], defaults: list[str]
+) -> dict:
+    if speaker is None or speaker == spec.speaker_method:
+        return {}
+    if speaker not in SPEAKER_METHODS or speaker == "manual":
+        offered = ", ".join(m for m in SPEAKER_METHODS if m != "manual")
+        raise UserError(
+            f"{speaker!r} is not a speaker method a fork can run unattended",
+            field="--speaker",
+            fix=f"use one of {offered}",
+        )
+    update: dict = {"speaker_method": speaker}
+    notes.append(
+        f"speaker method from the fork point: {speaker} (the parent's: {spec.speaker_method})"
+    )
+    if speaker == "auto" and spec.manager_llm is None:
+        first = next(iter(spec.role_llms.values()))
+        update["manager_llm"] = first
+        defaults.append(f"manager_llm: {llm_name(first)} (not given; the first role's model)")
+    return update
+
+
+def plan(
+    store: Store,
+    parent_id: str,
+    at: str,
+    *,
+    edit: str | None = None,
+    llm: str | None = None,
+    llm_for: Sequence[str] = (),
+    variants: Sequence[str] = (),
+    speaker: str | None = None,
+    repetitions: int = 1,
+    seed: int | None = None,
+) -> ForkPlan:
+    """Read and check the parent and every change; nothing is stored."""
+    doc = store.conversations.get(parent_id)
+    spec = ConversationSpec.model_validate(doc["spec"]) if kind_of(doc) == "chat" else None
+    if spec is None or spec.memory.is_stream:
+        check_parent(doc, spec or ConversationSpec.model_construct())
+    assert spec is not None
+    if not 1 <= repetitions <= MAX_REPETITIONS:
+        raise UserError(
+            f"{repetitions} repetitions is not a number of continuations",
+            field="--repetitions",
+            fix=f"give 1 to {MAX_REPETITIONS}; a larger design is a fork sweep",
+        )
+    point = ForkPoint.parse(at)
+    messages, _ = lineage.full_transcript(store, doc)
+    message = shared_message(messages, point, doc)
+    text = parse_edit(edit)
+    experiment = Experiment.from_stored(experiment_snapshot(store, doc))
+    place = f"{point} (day {point.day}'s message #{point.index + 1})"
+    notes = [f"fork of {parent_id} at {place}: shares its {_count(messages, point)} before it"]
+    defaults: list[str] = []
+    fork_edit = None
+    if text is not None:
+        fork_edit = ForkEdit(
+            point.day, point.index, message["speaker"], message["role"], text, message["text"]
+        )
+        notes.append(f"edit: {message['speaker']} says the researcher's text at {point}")
+    else:
+        notes.append(f"the message at {point} is generated again")
+    update = _changed_models(experiment, spec, llm, llm_for, notes, defaults)
+    update.update(_changed_speaker(spec, speaker, notes, defaults))
+    if variants:
+        update["variant"] = _variants(experiment, variants, spec.variant)
+        notes.append(f"variants from the fork point: {update['variant']}")
+    base = spec.seed if seed is None else seed
+    if seed is None and base is not None:
+        defaults.append(f"seed: {base} (not given; the parent's), then +1 per repetition")
+    elif base is None:
+        defaults.append("seed: none (the parent had none; continuations are not reproducible)")
+    elif repetitions > 1:
+        notes.append(f"seeds {base} to {base + repetitions - 1}, one per repetition")
+    specs = []
+    for seed_r in repetition_seeds(base, repetitions):
+        specs.append(
+            spec.model_copy(update={**update, "seed": seed_r, "defaults_applied": list(defaults)})
+        )
+    view = ExperimentView(
+        id=doc.get("experiment_id", ""),
+        owner=doc.get("owner", ""),
+        experiment=experiment,
+        created_at=None,
+        updated_at=None,
+        duplicated_from=None,
+        version=doc.get("experiment_version", ""),
+    )
+    return ForkPlan(doc, view, point, fork_edit, specs, notes, defaults, new_id("fork"))
+
+
+def _count(messages: list[dict], point: ForkPoint) -> str:
+    shared = sum(1 for m in messages if point.holds(m["day"], m["index"]))
+    return f"{shared} message{'s' if shared != 1 else ''}"
+
+
+def fork_fields(plan: ForkPlan, repetition: int) -> dict:
+    """What a fork's document says about where it came from."""
+    return {
+        "fork_of": plan.parent_id,
+        "fork_at": plan.point.as_dict(),
+        "fork_edit": plan.edit.as_dict() if plan.edit else None,
+        "fork_group": plan.group,
+        "fork_repetition": repetition,
+        "fork_notes": list(plan.notes),
+    }
+
+
+def create(store: Store, plan: ForkPlan, user: str) -> list[dict]:
+    """Store the continuations, pending; on a failure none of them stays."""
+    created: list[dict] = []
+    try:
+        for repetition, spec in enumerate(plan.specs, start=1):
+            extra = fork_fields(plan, repetition)
+            created.append(conversations.create(store, plan.view, spec, user, extra))
+    except BaseException:
+        for doc in created:
+            cascade.delete_conversation(store.db, doc["_id"])
+        raise
+    return created
+
+
+async def preflight(plan: ForkPlan, llms: LLMAccess) -> None:
+    await conversations.preflight(plan.specs[0], llms)
+
+
+async def run_all(
+    store: Store,
+    docs: list[dict],
+    llms: LLMAccess,
+    on_event: Callable[[ev.Event], None] = lambda e: None,
+    stop: asyncio.Event | None = None,
+    on_done: Callable[[RunOutcome], None] = lambda outcome: None,
+) -> list[RunOutcome]:
+    """The continuations one after another (a fork sweep runs them concurrently)."""
+    stop = stop or asyncio.Event()
+    outcomes = []
+    for doc in docs:
+        if stop.is_set():
+            break
+        outcome = await conversations.run(store, doc["_id"], llms, on_event=on_event, stop=stop)
+        outcomes.append(outcome)
+        on_done(outcome)
+    return outcomes

@@ -1,0 +1,68 @@
+"""A fork's shared prefix: the messages and day summaries it reads from its ancestors.
+
+A fork stores only what it wrote (from its fork point on); what comes before is read here,
+from its parent, and from the parent's parent when the parent is itself a fork, so each
+message is stored once however many branches share it (domain/fork.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.domain.fork import MAX_FORK_DEPTH, ForkPoint
+
+
+@dataclass
+class Prefix:
+    """What a conversation shares with its ancestors, in order: each message carries
+    `conversation_id`, the ancestor that stored it."""
+
+    messages: list[dict] = field(default_factory=list)
+    summaries: list[dict] = field(default_factory=list)  # days wholly before the fork point
+
+    @property
+    def empty(self) -> bool:
+        return not self.messages and not self.summaries
+
+
+def fork_point(doc: dict) -> ForkPoint | None:
+    """Where `doc` branched from its parent, or None for a conversation that is not a fork."""
+    return ForkPoint.of(doc["fork_at"]) if doc.get("fork_of") and doc.get("fork_at") else None
+
+
+def prefix(store: Any, doc: dict) -> Prefix:
+    """The messages and summaries `doc` shares with its ancestors (empty when not a fork)."""
+    point = fork_point(doc)
+    if point is None:
+        return Prefix()
+    return _before(store, store.conversations.get(doc["fork_of"]), point, depth=1)
+
+
+def _before(store: Any, doc: dict, limit: ForkPoint, depth: int) -> Prefix:
+    """`doc`'s transcript (its own prefix included) before `limit`."""
+    if depth > MAX_FORK_DEPTH:
+        raise RuntimeError(f"{doc['_id']}: forks nest deeper than {MAX_FORK_DEPTH}; a loop?")
+    own_start = fork_point(doc)
+    inherited = Prefix()
+    if own_start is not None:
+        upto = min(limit, own_start)
+        inherited = _before(store, store.conversations.get(doc["fork_of"]), upto, depth + 1)
+    messages = [
+        m for m in store.messages.for_conversation(doc["_id"]) if limit.holds(m["day"], m["index"])
+    ]
+    # a day's summary is shared when the whole day is: every day before the limit's day
+    summaries = [s for s in store.conversations.summaries(doc["_id"]) if s["day"] < limit.day]
+    return Prefix(inherited.messages + messages, inherited.summaries + summaries)
+
+
+def full_transcript(store: Any, doc: dict) -> tuple[list[dict], list[dict]]:
+    """(messages, summaries) of a conversation, its shared prefix first."""
+    shared = prefix(store, doc)
+    own = store.messages.for_conversation(doc["_id"])
+    summaries = store.conversations.summaries(doc["_id"])
+    return shared.messages + own, shared.summaries + summaries
+
+
+def children(store: Any, conversation_id: str) -> list[dict]:
+    """The conversations forked from this one (not their forks), oldest first."""
+    return store.conversations.forks_of(conversation_id)

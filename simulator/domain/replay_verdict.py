@@ -12,6 +12,8 @@ import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
+from simulator.domain.fork import EDIT_PURPOSE
+
 WEIGHT_FIELDS = ("sha256", "digest", "commit")
 NAME_FIELDS = ("provider", "model", "path_or_id", "system_fingerprint")
 
@@ -182,7 +184,7 @@ def determinism_caveat(rows: Iterable[dict]) -> str | None:
     reasons: list[str] = []
     unseeded = False
     for row in rows:
-        if row.get("state") != "done":
+        if row.get("state") != "done" or row.get("purpose") == EDIT_PURPOSE:  # no model call
             continue
         model = str(row.get("model") or "")
         seeded = (row.get("params") or {}).get("seed") is not None

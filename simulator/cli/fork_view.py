@@ -40,36 +40,9 @@ def fork_cli(
         repetitions=repetitions,
         seed=seed,
     )
-    live = LiveView.for_output(app.console, as_json)
-    llms = run_access(app.err, as_json)
     if not as_json:
-        from simulator.cli.commands.run import print_header
-
-        for note in plan.notes:
-            app.err.print(f"fork: {note}", markup=False, highlight=False)
-        print_header(app, plan.specs[0])
-    total = len(plan.specs)
-
-    def done(outcome: RunOutcome) -> None:
-        if not as_json:
-            app.console.print(
-                f"{outcome.conversation_id}: fork of {plan.parent_id} at {plan.point}, "
-                f"{outcome.status}",
-                markup=False,
-            )
-
-    async def go(stop: asyncio.Event) -> list[RunOutcome]:
-        try:
-            await forks.preflight(plan, llms)
-            docs = forks.create(app.store, plan, app.user)
-            if not as_json and total > 1:
-                app.err.print(f"{total} continuations: {', '.join(d['_id'] for d in docs)}")
-            return await forks.run_all(app.store, docs, llms, live, stop, done)
-        finally:
-            live.close()
-            await llms.aclose()
-
-    outcomes = run_until_stopped(go, app.err)
+        show_plan(app, plan)
+    outcomes = run_fork(app, plan, as_json)
     if as_json:
         app.print_json(
             {
@@ -92,6 +65,46 @@ def fork_cli(
             }
         )
     return outcomes
+
+
+def show_plan(app: AppContext, plan: forks.ForkPlan) -> None:
+    """What a fork will run before it runs: its notes (`fork: …`), then the run header with
+    the values nobody chose (`default: …`); on stderr, as `conversation fork` prints them."""
+    from simulator.cli.commands.run import print_header
+
+    for note in plan.notes:
+        app.err.print(f"fork: {note}", markup=False, highlight=False)
+    print_header(app, plan.specs[0])
+
+
+def run_fork(app: AppContext, plan: forks.ForkPlan, as_json: bool = False) -> list[RunOutcome]:
+    """Preflight the models, store the continuations, run them one after another live (the
+    commands and the menu share it); Ctrl-C stops at once (KeyboardInterrupt), what is stored
+    stays, the one running marked interrupted."""
+    live = LiveView.for_output(app.console, as_json)
+    llms = run_access(app.err, as_json)
+    total = len(plan.specs)
+
+    def done(outcome: RunOutcome) -> None:
+        if not as_json:
+            app.console.print(
+                f"{outcome.conversation_id}: fork of {plan.parent_id} at {plan.point}, "
+                f"{outcome.status}",
+                markup=False,
+            )
+
+    async def go(stop: asyncio.Event) -> list[RunOutcome]:
+        try:
+            await forks.preflight(plan, llms)
+            docs = forks.create(app.store, plan, app.user)
+            if not as_json and total > 1:
+                app.err.print(f"{total} continuations: {', '.join(d['_id'] for d in docs)}")
+            return await forks.run_all(app.store, docs, llms, live, stop, done)
+        finally:
+            live.close()
+            await llms.aclose()
+
+    return run_until_stopped(go, app.err)
 
 
 def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:

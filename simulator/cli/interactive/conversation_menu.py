@@ -10,9 +10,14 @@ from collections.abc import Sequence
 
 from simulator.cli.commands import run as run_cmd
 from simulator.cli.context import AppContext
-from simulator.cli.interactive import memory_menu
+from simulator.cli.interactive import fork_menu, memory_menu
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.transcript_view import listing_row, show_prompts, show_transcript
+from simulator.cli.transcript_view import (
+    lineage_lines,
+    listing_row,
+    show_prompts,
+    show_transcript,
+)
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.grid_experiment import is_grid
@@ -180,9 +185,10 @@ def _label(doc: dict, user: str) -> str:
     done = row["messages"] if is_grid(doc) or is_network(doc) else f"{row['messages']} messages"
     owner = f"{doc['owner']} (you)" if doc["owner"] == user else doc["owner"]
     star = "★" if doc.get("favourite") else " "
+    lineage = fork_menu.lineage_label(doc)
     return (
         f"{star} {row['id']} — {row['status']} — {row['agents']} — {done} — "
-        f"{row['speaker']} — {row['created']} — {owner}"
+        f"{row['speaker']} — {row['created']} — {owner}" + (f" — {lineage}" if lineage else "")
     )
 
 
@@ -224,15 +230,23 @@ def _find(app: AppContext, experiment_id: str, conversation_id: str) -> dict | N
 
 
 def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
-    """View, prompts, memories, favourite, delete for one conversation, until Back or it is
-    deleted."""
+    """View, prompts, memories, fork, replay, favourite, delete for one conversation, until
+    Back or it is deleted."""
+    first = True
     while True:
         doc = _find(app, experiment_id, conversation_id)
         if doc is None:
             return
+        if first:  # where it comes from: the run it replays, the message it was forked at
+            for line in lineage_lines(doc):
+                app.console.print(line, markup=False, highlight=False)
+            first = False
         star = " ★" if doc["favourite"] else ""
         fav = "Remove from favourites" if doc["favourite"] else "Add to favourites"
         choices = [("View", "view"), ("View prompts", "prompts"), ("Browse memories", "memories")]
+        choices.append(("Fork here (continue from a chosen message)", "fork"))
+        if doc["status"] == "done":  # a replay is compared with a finished run
+            choices.append(("Replay (re-run exactly and compare)", "replay"))
         choices.append((fav, "favourite"))
         if doc["owner"] == app.user:  # only the owner may delete
             choices.append(("Delete", "delete"))
@@ -246,6 +260,10 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
             _prompts(app, conversation_id)
         elif picked == "memories":
             memory_menu.browse(app, conversation_id)
+        elif picked == "fork":
+            fork_menu.fork_here(app, conversation_id)
+        elif picked == "replay":
+            fork_menu.replay(app, conversation_id)
         elif picked == "favourite":
             conv_service.set_favourite(app.store, conversation_id, app.user, not doc["favourite"])
             change = "removed from" if doc["favourite"] else "added to"

@@ -194,12 +194,16 @@ class _RankedControl(InquirerControl):
         return [choice for _, _, choice in ranked] if ranked else self.choices
 
 
-def _match_rank(label: str, typed: str) -> int | None:
+def _match_rank(label: str, typed: str) -> tuple[int, int] | None:
+    """How well `label` matches: it starts with the typed text; a word does (an earlier word
+    first, so an id typed in a listing finds the entry named by it before one that only
+    mentions it, as a fork's 'fork of ID'); the text is somewhere in it; None: no match."""
     if label.startswith(typed):
-        return 0
-    if any(word.startswith(typed) for word in label.split()):
-        return 1
-    return 2 if typed in label else None
+        return (0, 0)
+    for position, word in enumerate(label.split()):
+        if word.startswith(typed):
+            return (1, position)
+    return (2, 0) if typed in label else None
 
 
 def _ranked(question: questionary.Question) -> InquirerControl:

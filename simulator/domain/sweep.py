@@ -11,10 +11,18 @@ import itertools
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from simulator.domain.conversation import MessageCounting, SpeakerMethod
 from simulator.domain.experiment import Experiment, Name
+from simulator.domain.fork_sweep import ForkBlock
 from simulator.domain.ids import content_hash
 from simulator.domain.limits import (
     MAX_AGENTS_PER_ROLE,
@@ -85,11 +93,12 @@ class SweepSpec(BaseModel):
     llm_assignments: list[dict[str, str]] = Field(default_factory=list, max_length=1000)
     manager_llm: str | None = None
     summarizer_llm: str | None = None
-    total_messages: int = Field(ge=2, le=100_000)
+    # required unless the sweep forks a conversation (`fork`), whose own are taken
+    total_messages: int | None = Field(default=None, ge=2, le=100_000)
     days: int = Field(default=1, ge=1, le=1000)
     every_day_count: bool = False  # try every value 1..days
     # a fixed count per role, or the maximum per role with every_agent_combination
-    agents: dict[str, AgentCount] = Field(min_length=1, max_length=MAX_ROLES)
+    agents: dict[str, AgentCount] | None = Field(default=None, min_length=1, max_length=MAX_ROLES)
     every_agent_combination: bool = False  # every combination 1..max per role
     speaker_methods: list[SpeakerMethod] = Field(
         default_factory=lambda: ["round_robin"], min_length=1
@@ -105,12 +114,36 @@ class SweepSpec(BaseModel):
     # As for one conversation: True lets auto / manual pick the agent who just spoke.
     allow_repeat_speaker: bool = False
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    # Every conversation branches this stored chat at one message (domain/fork_sweep.py); the
+    # parent's agents, messages and days are filled in by services/fork_sweeps.py.
+    fork: ForkBlock | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_fork(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """A sweep that forks nothing dumps as before `fork` existed (stored specs, keys)."""
+        data = handler(self)
+        if isinstance(data, dict) and self.fork is None:
+            data.pop("fork", None)
+        return data
+
+    @model_validator(mode="after")
+    def _counts_given(self) -> SweepSpec:
+        if self.fork is None:
+            for name in ("total_messages", "agents"):
+                if getattr(self, name) is None:
+                    raise ValueError(
+                        f"{name} is required (a sweep needs total_messages and agents per "
+                        "role, unless it forks a conversation with fork: or --fork-from)"
+                    )
+        return self
 
     @model_validator(mode="after")
     def _bounded_size(self) -> SweepSpec:
         """Refuse a sweep too large to hold before anything is expanded (variants "all" count
         once here; `check` with the experiment gives the exact figure, linked groups and listed
         cells included)."""
+        if self.total_messages is None or self.agents is None:  # a fork's, filled in later
+            return self
         if not self.cells:  # a listed cell may fix its LLM: counted exactly by `check`
             check_sweep_size(self)
         return self
@@ -168,6 +201,7 @@ class SweepSpec(BaseModel):
             ("cells", []),
             ("message_counting", "agent_turns"),
             ("allow_repeat_speaker", False),
+            ("fork", None),
         )
         for name, default in later:
             if data.get(name) == default:

@@ -43,7 +43,8 @@ class ForkPlan:
     specs: list[ConversationSpec]
     notes: list[str] = field(default_factory=list)  # what the fork changes (`fork_notes`)
     defaults: list[str] = field(default_factory=list)  # choices nobody made: in each spec
-    group: str = ""  # shared by the repetitions of one fork command
+    group: str = ""  # shared by the repetitions of one fork command (a fork sweep: its id)
+    shared: int = 0  # messages before the fork point, read from the parent
 
     @property
     def parent_id(self) -> str:
@@ -66,7 +67,7 @@ def check_parent(doc: dict, spec: ConversationSpec) -> None:
         )
 
 
-def shared_message(messages: list[dict], point: ForkPoint, doc: dict) -> dict:
+def shared_message(messages: list[dict], point: ForkPoint, doc: dict, field: str = "--at") -> dict:
     """The parent's message at the fork point, or a UserError naming the places that exist."""
     for message in messages:
         if (message["day"], message["index"]) == (point.day, point.index):
@@ -77,13 +78,13 @@ def shared_message(messages: list[dict], point: ForkPoint, doc: dict) -> dict:
         if on_day
         else f"it has no message on day {point.day}"
     )
-    return _refuse_point(doc, point, where)
+    return _refuse_point(doc, point, where, field)
 
 
-def _refuse_point(doc: dict, point: ForkPoint, where: str) -> dict:
+def _refuse_point(doc: dict, point: ForkPoint, where: str, field: str = "--at") -> dict:
     raise UserError(
         f"{doc['_id']} has no message at {point}: {where}",
-        field="--at",
+        field=field,
         fix=f"pick a stored message's place (`llm-sim conversation show {doc['_id']}` prints "
         "each as [DAY:INDEX])",
     )
@@ -171,6 +172,49 @@ def _changed_speaker(
     return update
 
 
+def branch(
+    store: Store,
+    parent_id: str,
+    at: str,
+    edit: str | None = None,
+    *,
+    at_field: str = "--at",
+) -> ForkPlan:
+    """The parent checked, the fork point found and the edit read: a plan whose one spec is the
+    parent's, unchanged (`plan` changes it; a fork sweep builds one spec per cell from it).
+    Nothing is stored."""
+    doc = store.conversations.get(parent_id)
+    spec = ConversationSpec.model_validate(doc["spec"]) if kind_of(doc) == "chat" else None
+    if spec is None or spec.memory.is_stream:
+        check_parent(doc, spec or ConversationSpec.model_construct())
+    assert spec is not None
+    point = ForkPoint.parse(at, at_field)
+    messages, _ = lineage.full_transcript(store, doc)
+    message = shared_message(messages, point, doc, at_field)
+    text = parse_edit(edit)
+    shared = sum(1 for m in messages if point.holds(m["day"], m["index"]))
+    place = f"{point} (day {point.day}'s message #{point.index + 1})"
+    notes = [f"fork of {parent_id} at {place}: shares its {_count(shared)} before it"]
+    fork_edit = None
+    if text is not None:
+        fork_edit = ForkEdit(
+            point.day, point.index, message["speaker"], message["role"], text, message["text"]
+        )
+        notes.append(f"edit: {message['speaker']} says the researcher's text at {point}")
+    else:
+        notes.append(f"the message at {point} is generated again")
+    view = ExperimentView(
+        id=doc.get("experiment_id", ""),
+        owner=doc.get("owner", ""),
+        experiment=Experiment.from_stored(experiment_snapshot(store, doc)),
+        created_at=None,
+        updated_at=None,
+        duplicated_from=None,
+        version=doc.get("experiment_version", ""),
+    )
+    return ForkPlan(doc, view, point, fork_edit, [spec], notes, [], "", shared)
+
+
 def plan(
     store: Store,
     parent_id: str,
@@ -186,32 +230,16 @@ def plan(
 ) -> ForkPlan:
     """Read and check the parent and every change; nothing is stored."""
     doc = store.conversations.get(parent_id)
-    spec = ConversationSpec.model_validate(doc["spec"]) if kind_of(doc) == "chat" else None
-    if spec is None or spec.memory.is_stream:
-        check_parent(doc, spec or ConversationSpec.model_construct())
-    assert spec is not None
-    if not 1 <= repetitions <= MAX_REPETITIONS:
+    if kind_of(doc) == "chat" and not 1 <= repetitions <= MAX_REPETITIONS:
         raise UserError(
             f"{repetitions} repetitions is not a number of continuations",
             field="--repetitions",
             fix=f"give 1 to {MAX_REPETITIONS}; a larger design is a fork sweep",
         )
-    point = ForkPoint.parse(at)
-    messages, _ = lineage.full_transcript(store, doc)
-    message = shared_message(messages, point, doc)
-    text = parse_edit(edit)
-    experiment = Experiment.from_stored(experiment_snapshot(store, doc))
-    place = f"{point} (day {point.day}'s message #{point.index + 1})"
-    notes = [f"fork of {parent_id} at {place}: shares its {_count(messages, point)} before it"]
-    defaults: list[str] = []
-    fork_edit = None
-    if text is not None:
-        fork_edit = ForkEdit(
-            point.day, point.index, message["speaker"], message["role"], text, message["text"]
-        )
-        notes.append(f"edit: {message['speaker']} says the researcher's text at {point}")
-    else:
-        notes.append(f"the message at {point} is generated again")
+    found = branch(store, parent_id, at, edit)
+    spec, experiment = found.specs[0], found.view.experiment
+    assert isinstance(experiment, Experiment)
+    notes, defaults = found.notes, found.defaults
     update = _changed_models(experiment, spec, llm, llm_for, notes, defaults)
     update.update(_changed_speaker(spec, speaker, notes, defaults))
     if variants:
@@ -224,25 +252,15 @@ def plan(
         defaults.append("seed: none (the parent had none; continuations are not reproducible)")
     elif repetitions > 1:
         notes.append(f"seeds {base} to {base + repetitions - 1}, one per repetition")
-    specs = []
-    for seed_r in repetition_seeds(base, repetitions):
-        specs.append(
-            spec.model_copy(update={**update, "seed": seed_r, "defaults_applied": list(defaults)})
-        )
-    view = ExperimentView(
-        id=doc.get("experiment_id", ""),
-        owner=doc.get("owner", ""),
-        experiment=experiment,
-        created_at=None,
-        updated_at=None,
-        duplicated_from=None,
-        version=doc.get("experiment_version", ""),
-    )
-    return ForkPlan(doc, view, point, fork_edit, specs, notes, defaults, new_id("fork"))
+    found.specs = [
+        spec.model_copy(update={**update, "seed": seed_r, "defaults_applied": list(defaults)})
+        for seed_r in repetition_seeds(base, repetitions)
+    ]
+    found.group = new_id("fork")
+    return found
 
 
-def _count(messages: list[dict], point: ForkPoint) -> str:
-    shared = sum(1 for m in messages if point.holds(m["day"], m["index"]))
+def _count(shared: int) -> str:
     return f"{shared} message{'s' if shared != 1 else ''}"
 
 

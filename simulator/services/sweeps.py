@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -44,8 +44,10 @@ class Plan:
     breakdown: str = ""  # how the cells came about, factor by factor
     stored_keys: frozenset[str] = frozenset()  # planned keys already stored when planned
     calls_at_least: bool = False  # some runs make calls no plan can count (a memory stream's)
+    fork: dict | None = None  # a fork sweep's parent, point and edit (services/fork_sweeps.py)
 
     def as_dict(self) -> dict:
+        fork = {} if self.fork is None else {"fork": self.fork}
         return {
             "breakdown": self.breakdown,
             "cells": self.cells,
@@ -56,6 +58,7 @@ class Plan:
             "sample_cell": self.sample.as_dict(),
             "sample_label": self.sample.label(),
             "defaults_applied": self.defaults_applied,
+            **fork,
         }
 
 
@@ -66,9 +69,10 @@ def validate_spec(data: dict, source: str | None = None) -> SweepSpec:
         raise validation_to_user_error(exc, "sweep", source=source, marks={}) from None
 
 
-def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Plan:
-    """What the sweep will run, without writing anything. Conversations are keyed per owner:
-    a researcher's sweep reuses only their own identical conversations."""
+def expanded(
+    view: ExperimentView, spec: SweepSpec, owner: str
+) -> tuple[list[PlannedConversation], str]:
+    """Every planned conversation and the plan's breakdown; a UserError naming the field."""
     try:
         planned = expand(spec, view.experiment, view.version, owner)
         breakdown = describe(spec, view.experiment)
@@ -84,6 +88,13 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
             field="sweep",
             fix="check days against total_messages and the variant lists",
         )
+    return planned, breakdown
+
+
+def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Plan:
+    """What the sweep will run, without writing anything. Conversations are keyed per owner:
+    a researcher's sweep reuses only their own identical conversations."""
+    planned, breakdown = expanded(view, spec, owner)
     cell_keys = {p.cell_key: p.cell for p in planned}
     firsts: dict[str, PlannedConversation] = {}  # each cell's first conversation
     for p in planned:
@@ -129,18 +140,23 @@ def create(
     spec: SweepSpec,
     user: str,
     prepared: Plan | None = None,
+    *,
+    parts: Callable[[ExperimentView, SweepSpec, PlannedConversation], CellParts] = cell_parts,
+    extra: Callable[[str, PlannedConversation], dict] | None = None,
 ) -> tuple[dict, int]:
     """Create the sweep (or find the identical one) and store every conversation not yet stored.
 
     `prepared`: this sweep's plan when the caller has just made it (it is not made twice; keys
     stored since are still skipped). Every cell's parts are built before anything is written,
     so a cell that cannot be built leaves no sweep behind; the conversations are built one at a
-    time as the store takes them (store/bulk_insert.py: on the embedded store all or none)."""
+    time as the store takes them (store/bulk_insert.py: on the embedded store all or none).
+    A fork sweep builds its cells' parts itself (`parts`) and adds each branch's fork fields
+    (`extra(sweep_id, planned)`)."""
     the_plan = prepared if prepared is not None else plan(store, view, spec, user)
     per_cell: dict[str, CellParts] = {}
     for p in the_plan.planned:
         if cache_key(p) not in per_cell:
-            per_cell[cache_key(p)] = cell_parts(view, spec, p)
+            per_cell[cache_key(p)] = parts(view, spec, p)
     key = sweep_key(view, spec, user)
     existing = store.sweeps.find_by_key(key)
     sweep = (
@@ -161,11 +177,14 @@ def create(
     )
     store.users.ensure(user)
     stored = the_plan.stored_keys
-    docs = (
-        conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
-        for order, p in enumerate(the_plan.planned)
-        if p.key not in stored
-    )
+
+    def document(order: int, p: PlannedConversation) -> dict:
+        doc = conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
+        if extra is not None:
+            doc.update(extra(sweep["_id"], p))
+        return doc
+
+    docs = (document(order, p) for order, p in enumerate(the_plan.planned) if p.key not in stored)
     added = store.sweeps.insert_conversations(docs)
     return sweep, added
 

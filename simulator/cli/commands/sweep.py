@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from simulator.cli.commands.sweep_options import json_option, run_options
+from simulator.cli.commands.sweep_options import fork_header, fork_options, json_option, run_options
 from simulator.cli.context import AppContext
 from simulator.cli.grid_sweep_options import (
     grid_sweep_options,
@@ -22,7 +22,7 @@ from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
-from simulator.services import grid_sweeps, network_sweeps
+from simulator.services import fork_sweeps, grid_sweeps, network_sweeps
 from simulator.services import sweeps as service
 
 
@@ -78,6 +78,7 @@ def sweep() -> None:
     help="e.g. 'Guard/Personality=all'.",
 )
 @click.option("--seed", type=SEED)
+@fork_options
 @grid_sweep_options
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
 @click.option("--yes", is_flag=True, help="Create without asking.")
@@ -92,8 +93,19 @@ def create_cmd(
     yes: bool,
     **flags,
 ) -> None:
-    """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file."""
+    """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file.
+
+    A fork sweep (--fork-from CONV_ID --fork-at DAY:INDEX, or fork: in FILE) branches a stored
+    chat of EXPERIMENT_ID at one message: its agents, messages and days are the parent's."""
     view = exp_service.get(app.store, experiment_id, app.user)
+    fork = {k: flags.pop(k) for k in ("fork_from", "fork_at", "fork_edit")}
+    if (view.is_network or view.is_grid) and any(v is not None for v in fork.values()):
+        raise UserError(
+            f"{experiment_id} is a {'network' if view.is_network else 'grid'} experiment; "
+            "fork sweeps branch a stored chat conversation at one message",
+            field="--fork-from",
+            fix="give the chat experiment of the conversation to fork",
+        )
     if view.is_network:
         spec = network_sweep_spec(file, flags)
         plan = network_sweeps.plan(app.store, view, spec, app.user)
@@ -104,9 +116,10 @@ def create_cmd(
         creator = grid_sweeps.create
     else:
         refuse_grid_sweep_flags(flags)
-        spec = _spec_from(view, file, flags)
-        plan = service.plan(app.store, view, spec, app.user)
-        creator = service.create
+        spec = _spec_from(view, file, flags, fork)
+        kind = fork_sweeps if spec.fork is not None else service
+        plan = kind.plan(app.store, view, spec, app.user)
+        creator = kind.create
     if as_json and dry_run:
         app.print_json(plan.as_dict())
         return
@@ -135,7 +148,7 @@ def create_cmd(
         )
 
 
-def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
+def _spec_from(view, file: str | None, flags: dict, fork: dict) -> SweepSpec:
     data: dict = {}
     if file is not None:
         data = load_model(file, SweepSpec, "sweep").model_dump(mode="json", exclude_unset=True)
@@ -163,11 +176,18 @@ def _spec_from(view, file: str | None, flags: dict) -> SweepSpec:
     if overrides["llms"] and data.get("llm_assignments"):
         data.pop("llm_assignments")
     data.update({k: v for k, v in overrides.items() if v is not None})
-    if "total_messages" not in data or "agents" not in data:
+    named = {"from": fork["fork_from"], "at": fork["fork_at"], "edit": fork["fork_edit"]}
+    if any(v is not None for v in named.values()):  # the flags win over the file's fork:
+        data["fork"] = {
+            **(data.get("fork") or {}),
+            **{k: v for k, v in named.items() if v is not None},
+        }
+    if ("total_messages" not in data or "agents" not in data) and not data.get("fork"):
         raise UserError(
             "a sweep needs total messages and agents per role",
             field="sweep",
-            fix="give a sweep file or --messages N --agents ROLE=N,…",
+            fix="give a sweep file or --messages N --agents ROLE=N,… (a fork sweep, "
+            "--fork-from CONV_ID --fork-at D:I, takes them from the conversation it forks)",
         )
     return service.validate_spec(data, source=str(file) if file else None)
 
@@ -182,6 +202,7 @@ def _runner_command(name: str, verb: str, doc: str) -> None:
     def command(
         app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
     ) -> None:
+        _fork_header(app, sweep_id, as_json)
         run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb)
 
 
@@ -196,6 +217,14 @@ _runner_command(
 )
 
 
+def _fork_header(app: AppContext, sweep_id: str, as_json: bool) -> None:
+    """A fork sweep's run starts by saying where its branches start and what they took from
+    the parent."""
+    if not as_json:
+        for line in fork_header(app.store.sweeps.get(sweep_id)):
+            app.err.print(line, markup=False, highlight=False)
+
+
 @sweep.command("retry-failed")
 @click.argument("sweep_id")
 @run_options
@@ -208,6 +237,7 @@ def retry_cmd(
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
         app.err.print(f"{reset} failed conversation(s) queued again.")
+    _fork_header(app, sweep_id, as_json)
     run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
 
 

@@ -26,6 +26,33 @@ def pools_header(verb: str, sweep_id: str, concurrency: int, sizes: dict[str, in
     )
 
 
+def fork_options(f):
+    """`sweep create`'s fork flags: they win over the sweep file's `fork:` block."""
+    f = click.option(
+        "--fork-edit",
+        metavar="TEXT",
+        help="The researcher's text in place of the message at the fork point.",
+    )(f)
+    f = click.option(
+        "--fork-at",
+        metavar="DAY:INDEX",
+        help="The first message the branches do not share, as `conversation show` prints it.",
+    )(f)
+    return click.option(
+        "--fork-from",
+        metavar="CONV_ID",
+        help="Fork sweep: every conversation branches this stored chat (its experiment's).",
+    )(f)
+
+
+def fork_header(sweep: dict) -> list[str]:
+    """A fork sweep's first lines: where its branches start, what they took from the parent."""
+    fork = (sweep.get("plan") or {}).get("fork")
+    if not fork:
+        return []
+    return [fork["headline"], *(f"default: {note}" for note in fork["from_parent"])]
+
+
 def run_options(f):
     f = click.option(
         "--concurrency",

@@ -56,7 +56,8 @@ def listing_row(doc: dict) -> dict[str, str]:
         "owner": doc["owner"],
         "status": doc["status"],
         "agents": ", ".join(f"{n} {r}" for r, n in spec["agents"].items()),
-        "messages": f"{counters.get('messages', 0)}/{turns}",
+        # a fork's counter covers what it stored; the messages it shares are its parent's
+        "messages": f"{counters.get('messages', 0) + (doc.get('fork_shared') or 0)}/{turns}",
         "days": str(spec["days"]),
         "speaker": spec["speaker_method"],
         "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",

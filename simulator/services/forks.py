@@ -242,6 +242,13 @@ def plan(
     notes, defaults = found.notes, found.defaults
     update = _changed_models(experiment, spec, llm, llm_for, notes, defaults)
     update.update(_changed_speaker(spec, speaker, notes, defaults))
+    if update.get("speaker_method", spec.speaker_method) == "manual":
+        raise UserError(
+            f"{parent_id} chose its speakers by hand (speaker method manual), and a fork runs "
+            "unattended",
+            field="--speaker",
+            fix="give the continuations a method, e.g. --speaker round_robin",
+        )
     if variants:
         update["variant"] = _variants(experiment, variants, spec.variant)
         notes.append(f"variants from the fork point: {update['variant']}")
@@ -273,6 +280,7 @@ def fork_fields(plan: ForkPlan, repetition: int) -> dict:
         "fork_group": plan.group,
         "fork_repetition": repetition,
         "fork_notes": list(plan.notes),
+        "fork_shared": plan.shared,  # messages read from the parent: listings count them
     }
 
 

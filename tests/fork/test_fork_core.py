@@ -172,3 +172,38 @@ def test_a_replay_of_a_fork_is_a_fork_of_the_same_parent_and_identical(store, st
     assert again["replay_of"] == fork and again["fork_of"] == parent
     assert again["fork_edit"]["text"] == EDIT
     assert [m["index"] for m in store.messages.for_conversation(again["_id"])] == [3, 4, 5]
+
+
+def test_a_hand_picked_parent_needs_a_speaker_method_and_listings_count_shared_messages(
+    store, stub
+):
+    import asyncio
+
+    from fork_helpers import PRISON
+
+    from simulator.cli.transcript_view import listing_row
+    from simulator.llm.access import LLMAccess
+    from simulator.services import experiments as exp_service
+
+    view = exp_service.import_yaml(store, PRISON, "alice")
+    spec = conv_service.build_spec(
+        view, agents="guard=1,prisoner=1", total_messages=4, llm="ollama:a", speaker="manual"
+    )
+
+    async def go():
+        llms = LLMAccess()
+        try:
+            doc = conv_service.create(store, view, spec, "alice")
+            names = iter(["Guard_1", "Prisoner_1"] * 2)
+            return await conv_service.run(
+                store, doc["_id"], llms, manual_input=lambda state: next(names)
+            )
+        finally:
+            await llms.aclose()
+
+    parent = asyncio.run(go()).conversation_id
+    with pytest.raises(UserError, match="chose its speakers by hand") as refused:
+        forks.plan(store, parent, "1:2")
+    assert "--speaker round_robin" in str(refused.value)
+    [fork] = fork_and_run(store, parent, "1:2", speaker="round_robin")
+    assert listing_row(store.conversations.get(fork))["messages"] == "4/4"

@@ -2,6 +2,11 @@
 
 Pure functions over the rows of `tables.load_tables` (or stored documents with the same field
 names), so they are tested on hand-built transcripts and reused by the CLI and the report.
+
+A fork (domain/fork.py) stores only its own messages, from its fork point on: its measures
+cover those (the researcher's edited message included, with no latency or tokens: no model
+wrote it); `parent_id` and `fork_at` say so on its row. The report's branch view measures the
+parent from the same point (`from_point`).
 """
 
 from __future__ import annotations
@@ -20,11 +25,20 @@ from simulator.analysis.similarity import (  # noqa: F401 (re-exported: measures
     normalise,
 )
 from simulator.analysis.tables import to_number
+from simulator.domain.fork import EDIT_PURPOSE, ForkPoint
 
-ID_COLUMNS = ("conversation_id", "cell_key", "cell_label", "repetition", "status")
+ID_COLUMNS = (
+    "conversation_id",
+    "cell_key",
+    "cell_label",
+    "repetition",
+    "status",
+    "parent_id",  # a fork's parent (its measures start at fork_at); empty otherwise
+    "fork_at",
+)
 
 MEASURES: dict[str, str] = {
-    "messages": "messages stored",
+    "messages": "messages stored (a fork's own: from its fork point on)",
     "words": "mean words per message (whitespace-separated tokens of the clean text)",
     "chars": "mean characters per message (clean text)",
     "words_<Role>": "mean words per message of that role's agents",
@@ -36,7 +50,7 @@ MEASURES: dict[str, str] = {
     "before them (difflib ratio >= 0.9 on lower-cased, whitespace-collapsed text)",
     "fallback_share": "share of messages whose speaker was chosen by fallback",
     "failed": "1 if the conversation failed, else 0 (its cell mean is the failure rate)",
-    "calls": "LLM calls in the ledger (every attempt)",
+    "calls": "LLM calls in the ledger (every attempt; a fork's edit is not a call)",
     "call_failure_rate": "share of LLM calls that returned an error",
     "latency_s": "mean seconds per message (the successful call that produced it)",
     "tokens_in": "prompt tokens over all calls",
@@ -78,10 +92,21 @@ def message_measures(message: dict, clean: str | None = None) -> dict:
         "empty": int(bool(message.get("empty")) or not text.strip()),
         "refusal": int(any(marker in clean for marker in REFUSAL_MARKERS)),
         "fallback": int(bool(message.get("speaker_fallback"))),
-        "latency_s": message.get("latency_s"),
+        # a researcher's edit took no model time: left out of the mean, not counted as 0
+        "latency_s": None if message.get("edited") else message.get("latency_s"),
         "tokens_in": message.get("tokens_in"),
         "tokens_out": message.get("tokens_out"),
     }
+
+
+def from_point(rows: Iterable[dict], point: ForkPoint) -> list[dict]:
+    """Messages or calls at or after a fork point (rows naming no place are left out): what
+    a parent said from where its branches start, measured beside them."""
+    return [
+        r
+        for r in rows
+        if r.get("day") is not None and not point.holds(int(r["day"]), int(r.get("index") or 0))
+    ]
 
 
 def _mean(values: list) -> float | None:
@@ -151,6 +176,7 @@ def conversation_record(conv: dict, messages: list[dict], calls: list[dict], sco
     """The measures of one conversation (its messages in seq order) as a `Record`: ids, fixed
     measures (HEAD + TAIL), (role, words, chars) per role that spoke, score means."""
     head, roles, tail = _message_part(messages)
+    calls = [c for c in calls if c.get("purpose") != EDIT_PURPOSE]  # no model was called
     failures = sum(1 for c in calls if c.get("error") is not None)
     tail += (
         int(conv.get("status") == "failed"),
@@ -292,10 +318,22 @@ def cell_row_of_columns(
         "label": (labels or {}).get(cell_key) or stored or cell_key,
         "n": n,
     }
+    if first.get("fork_at"):  # a cell of forks: measured from its fork point
+        out["parent_id"], out["fork_at"] = first.get("parent_id"), first["fork_at"]
     for name, values in columns.items():
         mean, low, high = mean_ci(values)
         out[f"{name}_mean"], out[f"{name}_ci_low"], out[f"{name}_ci_high"] = mean, low, high
     return out
+
+
+def branch_part(row: dict, name_parent: bool = False) -> str:
+    """What a cell's label says of where its conversations start: `from 1:3 edited` for
+    forks (`of conv_…` when the scope forks several parents), `whole run` otherwise."""
+    if not row.get("fork_at"):
+        return "whole run"
+    edited = " edited" if row.get("edited") else ""
+    parent = f" of {row.get('parent_id')}" if name_parent else ""
+    return f"from {row['fork_at']}{edited}{parent}"
 
 
 def _varies(rows: list[dict], column: str) -> bool:
@@ -332,6 +370,8 @@ def cell_labels(conversations: list[dict]) -> dict[str, str]:
     if len(set(short.values())) < len(short):  # Guard/Goal and Prisoner/Goal: keep the role
         short = {c: c.removeprefix("variant_") for c in variants}
     show_models = any(_varies(rows, c) for c in llm_columns)
+    show_branch = any(_varies(rows, c) for c in ("parent_id", "fork_at", "edited"))
+    parents = {r.get("parent_id") for r in rows if r.get("parent_id")}
     show_agents = any(_varies(rows, c) for c in agent_columns)
     labels: dict[str, str] = {}
     for key, row in first.items():
@@ -353,6 +393,8 @@ def cell_labels(conversations: list[dict]) -> dict[str, str]:
                 parts.append(f"{name}={'none' if value is None else value}")
         if variants:
             parts.append(" ".join(f"{short[c]}={row.get(c) or '(default)'}" for c in variants))
+        if show_branch:
+            parts.append(branch_part(row, len(parents) > 1))
         labels[key] = " · ".join(parts) or str(row.get("cell_label") or key)
     seen = Counter(labels.values())
     return {k: f"{v} · cell {k}" if seen[v] > 1 else v for k, v in labels.items()}

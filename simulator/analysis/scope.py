@@ -2,6 +2,10 @@
 
 Exports, measures and the report all start from a Scope so they agree on which conversations
 belong together and which experiment content (roles, sections) describes them.
+
+A conversation with forks (domain/fork.py) is analysed with its family: the conversation, then
+each of its forks followed by that fork's own forks, oldest first. An experiment or a sweep
+holds its forks like any of its conversations.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.domain.clock import as_datetime
+from simulator.domain.fork import MAX_FORK_DEPTH
 from simulator.errors import NotFound, UserError
 from simulator.store.foreign import foreign_refusal
 from simulator.store.repositories.experiments import to_model
@@ -59,9 +65,30 @@ def _conversation_scope(store: Any, conversation_id: str) -> Scope:
     experiment = doc.get("experiment") or (sweep or {}).get("experiment")
     if experiment is None:  # no snapshot: fall back to the experiment as stored now
         experiment = _experiment_content(store.experiments.get(doc["experiment_id"]))
-    return Scope(
-        "conversation", conversation_id, doc["experiment_id"], experiment, sweep, [conversation_id]
-    )
+    ids = family(store, conversation_id)
+    return Scope("conversation", conversation_id, doc["experiment_id"], experiment, sweep, ids)
+
+
+def family(store: Any, conversation_id: str) -> list[str]:
+    """The conversation and every fork below it, depth first: a branch, then its branches
+    (one `forks_of` query per conversation of the family; `[conversation_id]` without forks)."""
+    ids: dict[str, None] = {}
+    stack: list[tuple[str, int]] = [(conversation_id, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if current in ids or depth > MAX_FORK_DEPTH:  # a loop in a damaged store
+            continue
+        ids[current] = None
+        children = sorted(store.conversations.forks_of(current), key=sibling_order)
+        stack.extend((child["_id"], depth + 1) for child in reversed(children))
+    return list(ids)
+
+
+def sibling_order(doc: dict) -> tuple:
+    """Forks of one parent, oldest first; the repetitions of one fork command, stored within
+    the same millisecond, by their number."""
+    created = as_datetime(doc.get("created_at"))
+    return (str(created or ""), doc.get("fork_repetition") or 0, doc["_id"])
 
 
 def _experiment_scope(store: Any, experiment_id: str) -> Scope:

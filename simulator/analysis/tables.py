@@ -14,6 +14,7 @@ from typing import Any
 
 from simulator.analysis.scope import Scope
 from simulator.domain.clock import as_datetime
+from simulator.domain.fork import ForkPoint
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import Cell
 from simulator.domain.vocabulary import COUNTER_NAMES
@@ -133,18 +134,49 @@ def cell_of(doc: dict) -> dict:
     }
 
 
+def fork_place(doc: dict) -> str | None:
+    """Where a fork branched from its parent, "DAY:INDEX"; None for a conversation that is
+    not a fork."""
+    if not doc.get("fork_of") or not doc.get("fork_at"):
+        return None
+    return str(ForkPoint.of(doc["fork_at"]))
+
+
+def _cell_identity(doc: dict, cell: dict) -> tuple[str, str]:
+    """(cell_key, cell_label): the sweep's when stored; else derived from the factors, and for
+    a fork outside a sweep from where it branched too (parent, fork point, edit), so a parent
+    and its branches, measured over different messages, never share a cell."""
+    if doc.get("cell_key"):
+        return doc["cell_key"], doc.get("cell_label") or Cell(**cell).label()
+    place, label = fork_place(doc), doc.get("cell_label") or Cell(**cell).label()
+    if place is None:
+        return content_hash(cell, 16), label
+    edit = (doc.get("fork_edit") or {}).get("text")
+    branch = {"fork_of": doc["fork_of"], "fork_at": place, "edit": edit}
+    edited = " edited" if edit is not None else ""
+    return content_hash({**cell, "branch": branch}, 16), f"{label} from {place}{edited}"
+
+
 def conversation_row(doc: dict, roles: list[str]) -> dict:
     cell = cell_of(doc)
     spec = doc.get("spec") or {}
     counters = doc.get("counters") or {}
     started, finished = as_datetime(doc.get("started_at")), as_datetime(doc.get("finished_at"))
+    cell_key, cell_label = _cell_identity(doc, cell)
     row: dict = {
         "conversation_id": doc["_id"],
         "experiment_id": doc.get("experiment_id"),
         "sweep_id": doc.get("sweep_id"),
-        "cell_key": doc.get("cell_key") or content_hash(cell, 16),
-        "cell_label": doc.get("cell_label") or Cell(**cell).label(),
+        "cell_key": cell_key,
+        "cell_label": cell_label,
         "repetition": doc.get("repetition"),
+        # forks (domain/fork.py) and replays: where the run came from; empty otherwise
+        "parent_id": doc.get("fork_of"),
+        "fork_at": fork_place(doc),
+        "fork_group": doc.get("fork_group"),
+        "fork_repetition": doc.get("fork_repetition"),
+        "edited": bool(doc.get("fork_edit")),
+        "replay_of": doc.get("replay_of"),
         "status": doc.get("status"),
         "error": doc.get("error"),
         "owner": doc.get("owner"),
@@ -181,6 +213,8 @@ def message_row(doc: dict, cell_key: str | None = None) -> dict:
     }
     row.update({name: doc.get(name) for name in MESSAGE_FIELDS})
     row["speaker_notes"] = "; ".join(str(n) for n in doc.get("speaker_notes") or []) or None
+    row["edited"] = bool(doc.get("edited"))  # a fork's researcher-written message
+    row["original_text"] = doc.get("original_text")  # the parent's text it replaced
     row["created_at"] = iso(doc.get("created_at"))
     return row
 

@@ -100,6 +100,10 @@ JS = """
     return palette[(i < 0 ? 0 : i) % palette.length];
   }
   function count(n) { return n.toLocaleString("en-US"); }
+  function repetition(conv, prefix) {  // none outside sweeps and fork repetitions
+    return conv.repetition === null || conv.repetition === undefined ? "" :
+      prefix + conv.repetition;
+  }
   // Text goes in as text nodes; an invisible character (U+202E, zero-width, controls) becomes
   // a visible marker such as \\u27e8U+202E\\u27e9 so it can neither hide nor reorder text.
   function appendVisible(node, text) {
@@ -198,8 +202,12 @@ JS = """
     view.replaceChildren();
     var head = el("div", "conv-head");
     head.appendChild(el("strong", null, conv.id));
-    head.appendChild(el("span", "meta", cells[conv.cell].label + " \\u00b7 repetition " +
-      conv.repetition + " \\u00b7 " + conv.status + " \\u00b7 " + conv.n + " messages"));
+    head.appendChild(el("span", "meta", cells[conv.cell].label + repetition(conv, " \\u00b7 " +
+      "repetition ") + " \\u00b7 " + conv.status + " \\u00b7 " + conv.n + " messages"));
+    if (conv.fork) {
+      head.appendChild(el("div", "muted", conv.fork + ": the messages before it are the " +
+        "parent's (see Branches)"));
+    }
     view.appendChild(head);
     var parsed = body(n);
     var day = null;
@@ -216,9 +224,11 @@ JS = """
       appendVisible(who, data.speakers[m[1]]);
       who.style.color = colour(role);
       box.appendChild(who);
-      box.appendChild(el("span", "meta", role + " \\u00b7 " + data.models[m[3]]));
+      var model = data.models[m[3]];  // none for a researcher's edit
+      box.appendChild(el("span", "meta", model ? role + " \\u00b7 " + model : role));
       if (m[4] & 1) { box.appendChild(el("span", "flag", "trimmed")); }
       if (m[4] & 2) { box.appendChild(el("span", "flag", "empty")); }
+      if (m[4] & 4) { box.appendChild(el("span", "flag", "edited by the researcher")); }
       textBlock(box, "text", m[5]);
       view.appendChild(box);
     });
@@ -234,7 +244,7 @@ JS = """
       if (select.value && conv.cell !== select.value) { return; }
       var item = el("li");
       var pick = el("button", null, conv.id + " \\u00b7 " + cells[conv.cell].label +
-        " \\u00b7 #" + conv.repetition);
+        repetition(conv, " \\u00b7 #"));
       pick.type = "button";
       pick.addEventListener("click", function () { show(n, pick); });
       item.appendChild(pick);

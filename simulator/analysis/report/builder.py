@@ -35,6 +35,7 @@ class ReportContext:
     left_out: int = 0
     roles: list[str] = field(default_factory=list)
     bodies: list[dict] = field(default_factory=list)  # one per transcripts["conversations"]
+    branches: dict | None = None  # the scope's forks (branches_context.py); None: no fork
 
 
 def build_context(
@@ -43,6 +44,7 @@ def build_context(
     """Resolve the target (unless its `scope` is given), load its tables, compute measures and
     plots, pick transcripts."""
     from simulator.analysis import measures as measures_mod
+    from simulator.analysis.report.branches_context import build_branches
     from simulator.analysis.scope import resolve_scope
     from simulator.analysis.tables import load_tables
 
@@ -78,6 +80,7 @@ def build_context(
         left_out=left_out,
         roles=roles,
         bodies=bodies,
+        branches=build_branches(store, tables, conv_rows),
     )
 
 
@@ -135,7 +138,8 @@ def transcript_data(
     The page parses the index at once and a body only when its conversation is opened, so a
     report with a thousand transcripts (or a megabyte reply) opens as fast as a small one.
     A message is `[day, speaker, role, model, flags, text]`; speaker, role and model are
-    positions in the index's lists (names repeat in every message), flags: 1 trimmed, 2 empty.
+    positions in the index's lists (names repeat in every message), flags: 1 trimmed, 2 empty,
+    4 a fork's researcher-written message. A fork's entry says where it branched (`fork`).
     """
     by_conv: dict[str, list[dict]] = defaultdict(list)
     for row in sorted(tables.get("messages", []), key=lambda m: m.get("seq") or 0):
@@ -167,15 +171,17 @@ def transcript_data(
         for row in rows:
             if row.get("role") and row["role"] not in roles:
                 roles.append(str(row["role"]))
-        conversations.append(
-            {
-                "id": cid,
-                "cell": key,
-                "status": conv.get("status"),
-                "repetition": conv.get("repetition"),
-                "n": len(rows),
-            }
-        )
+        entry = {
+            "id": cid,
+            "cell": key,
+            "status": conv.get("status"),
+            "repetition": conv.get("repetition") or conv.get("fork_repetition"),
+            "n": len(rows),
+        }
+        if conv.get("parent_id"):  # a fork: its own messages only, from the fork point
+            edited = ", edited there" if conv.get("edited") else ""
+            entry["fork"] = f"fork of {conv['parent_id']} at {conv.get('fork_at')}{edited}"
+        conversations.append(entry)
         bodies.append(
             {
                 "m": [
@@ -184,7 +190,9 @@ def transcript_data(
                         position("speakers", row.get("speaker")),
                         roles.index(row["role"]) if row.get("role") in roles else -1,
                         position("models", row.get("model")),
-                        int(bool(row.get("trimmed"))) | 2 * int(bool(row.get("empty"))),
+                        int(bool(row.get("trimmed")))
+                        | 2 * int(bool(row.get("empty")))
+                        | 4 * int(bool(row.get("edited"))),
                         str(row.get("text") or ""),
                     ]
                     for row in rows

@@ -32,6 +32,9 @@ def json_for_script(data: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+BRANCHES_LINK = '<a href="#branches">Branches</a>'  # only when the scope holds forks
+
+
 def fmt(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "–" if value is None else e(value)
@@ -52,6 +55,7 @@ def render(ctx: ReportContext) -> str:
             experiment_section(ctx.experiment),
             sweep_section(ctx),
             measures_section(ctx),
+            *([_branches(ctx.branches)] if ctx.branches else []),
             plots_section(ctx),
             transcripts_section(ctx),
         )
@@ -70,7 +74,7 @@ def render(ctx: ReportContext) -> str:
 <p>Experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·
 generated {e(ctx.generated_at)} by llm-sim</p></header>
 <nav><a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>
-<a href="#measures">Measures</a><a href="#plots">Plots</a>
+<a href="#measures">Measures</a>{BRANCHES_LINK if ctx.branches else ""}<a href="#plots">Plots</a>
 <a href="#transcripts">Transcripts</a></nav>
 <main>
 {body}
@@ -81,6 +85,12 @@ generated {e(ctx.generated_at)} by llm-sim</p></header>
 </body>
 </html>
 """
+
+
+def _branches(data: dict) -> str:
+    from simulator.analysis.report.branches_html import branches_section  # imports this module
+
+    return branches_section(data)
 
 
 def transcript_bodies(ctx: ReportContext) -> str:

@@ -158,15 +158,24 @@ def _print_json_streamed(data: dict) -> None:
     sys.stdout.flush()
 
 
+def _start(cell: dict) -> str:
+    """Where a cell's conversations are measured from: a fork's point, else the start."""
+    return cell.get("fork_at") or "start"
+
+
 def measures_table(title: str, cells: list[dict], names: list[str]) -> Table:
+    forks = any(cell.get("fork_at") for cell in cells)  # a column only where forks are
     table = Table(title=title)
     table.add_column("cell")
+    if forks:
+        table.add_column("from", no_wrap=True)
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(name, justify="right")
     for cell in cells:
         table.add_row(
             Text(visible(cell["label"])),
+            *([_start(cell)] if forks else []),
             str(cell["n"]),
             *(_interval(cell, name) for name in names),
         )
@@ -178,9 +187,10 @@ def print_per_cell(console: Console, title: str, cells: list[dict], names: list[
     console.print(Text(title, style="bold", overflow="fold"))
     for cell in cells:
         console.print()
+        start = f"  from {cell['fork_at']}" if cell.get("fork_at") else ""
         console.print(
             Text(visible(cell["label"]), style="bold", overflow="fold")
-            + Text(f"  n={cell['n']}", style="dim")
+            + Text(f"  n={cell['n']}{start}", style="dim")
         )
         block = Table(box=None, pad_edge=False, padding=(0, 2), show_edge=False)
         block.add_column("measure", overflow="fold")

@@ -14,7 +14,7 @@ from typing import Any
 
 from simulator.analysis.scope import Scope
 from simulator.domain.clock import as_datetime
-from simulator.domain.fork import ForkPoint
+from simulator.domain.fork import point_text
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import Cell
 from simulator.domain.vocabulary import COUNTER_NAMES
@@ -135,11 +135,11 @@ def cell_of(doc: dict) -> dict:
 
 
 def fork_place(doc: dict) -> str | None:
-    """Where a fork branched from its parent, "DAY:INDEX"; None for a conversation that is
-    not a fork."""
+    """Where a fork branched from its parent, "DAY:INDEX" ("step N", "round N" for a grid's or
+    a network's); None for a conversation that is not a fork."""
     if not doc.get("fork_of") or not doc.get("fork_at"):
         return None
-    return str(ForkPoint.of(doc["fork_at"]))
+    return point_text(doc["fork_at"])
 
 
 def _cell_identity(doc: dict, cell: dict) -> tuple[str, str]:

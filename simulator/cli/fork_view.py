@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, run_access
+from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import forks, replays
 from simulator.services.conversations import RunOutcome
@@ -70,18 +71,53 @@ def fork_cli(
 def show_plan(app: AppContext, plan: forks.ForkPlan) -> None:
     """What a fork will run before it runs: its notes (`fork: …`), then the run header with
     the values nobody chose (`default: …`); on stderr, as `conversation fork` prints them."""
-    from simulator.cli.commands.run import print_header
-
     for note in plan.notes:
         app.err.print(f"fork: {note}", markup=False, highlight=False)
-    print_header(app, plan.specs[0])
+    if plan.kind == "grid":
+        from simulator.cli.grid_run import print_header as grid_header
+
+        grid_header(app, plan.specs[0])
+    elif plan.kind == "network":
+        from simulator.cli.network_run import print_header as network_header
+
+        network_header(app, plan.specs[0])
+    else:
+        from simulator.cli.commands.run import print_header
+
+        print_header(app, plan.specs[0])
+
+
+class _Live:
+    """The event sink of a run of `kind`: a chat's live view, a grid's field, a network's
+    round lines; `close` ends it."""
+
+    def __init__(self, app: AppContext, kind: str, as_json: bool):
+        if kind == "grid":
+            from simulator.cli.grid_live import GridLiveView
+
+            self.view: LiveView = GridLiveView.for_output(app.console, as_json)
+        else:
+            self.view = LiveView.for_output(app.console, as_json)
+        self.rounds: Callable[[ev.Event], None] | None = None
+        if kind == "network":
+            from simulator.cli.network_run import round_printer
+
+            self.rounds = round_printer(app, as_json)
+
+    def __call__(self, event: ev.Event) -> None:
+        self.view(event)
+        if self.rounds is not None:
+            self.rounds(event)
+
+    def close(self) -> None:
+        self.view.close()
 
 
 def run_fork(app: AppContext, plan: forks.ForkPlan, as_json: bool = False) -> list[RunOutcome]:
     """Preflight the models, store the continuations, run them one after another live (the
     commands and the menu share it); Ctrl-C stops at once (KeyboardInterrupt), what is stored
     stays, the one running marked interrupted."""
-    live = LiveView.for_output(app.console, as_json)
+    live = _Live(app, plan.kind, as_json)
     llms = run_access(app.err, as_json)
     total = len(plan.specs)
 
@@ -119,9 +155,9 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
             fix=f"run `llm-sim sweep resume {doc['sweep_id']}`",
         )
     app.store.conversations.require_owner(run_id, app.user, "resume")
-    live = LiveView.for_output(app.console, as_json)
-    llms = run_access(app.err, as_json)
     kind = replays.kind_of(doc)
+    live = _Live(app, kind, as_json)
+    llms = run_access(app.err, as_json)
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:

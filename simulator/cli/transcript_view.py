@@ -12,6 +12,7 @@ from rich.text import Text
 
 from simulator.cli.live import role_colour
 from simulator.domain.clock import as_datetime
+from simulator.domain.fork import point_text
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import pieces, visible
 from simulator.domain.network_experiment import THEORY, is_network
@@ -67,7 +68,8 @@ def listing_row(doc: dict) -> dict[str, str]:
 def _grid_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
     """A grid run in the conversations table: agents, steps done, world in place of speaker."""
     world = spec["world"]
-    done = counters.get("messages", 0) // max(world["agents"], 1)
+    # a fork's counter covers what it stored; the steps it shares are its parent's
+    done = (counters.get("messages", 0) + (doc.get("fork_shared") or 0)) // max(world["agents"], 1)
     return {
         "star": "★" if doc.get("favourite") else "",
         "id": doc["_id"],
@@ -85,7 +87,7 @@ def _grid_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
 def _network_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
     """A network run in the conversations table: agents, rounds done, graph as the speaker."""
     n, rounds = len(spec["agents"]), spec["settings"]["rounds"]
-    done = counters.get("messages", 0) // max(n, 1)
+    done = (counters.get("messages", 0) + (doc.get("fork_shared") or 0)) // max(n, 1)
     return {
         "star": "★" if doc.get("favourite") else "",
         "id": doc["_id"],
@@ -199,8 +201,7 @@ def lineage_lines(conv: dict) -> list[str]:
     """Where a run comes from: the run it replays, the message it was forked at."""
     lines = []
     if conv.get("fork_of"):
-        at = conv.get("fork_at") or {}
-        where = f"{at.get('day')}:{at.get('index')}"
+        where = point_text(conv.get("fork_at"))
         edit = " with the researcher's text there" if conv.get("fork_edit") else ""
         repetition = conv.get("fork_repetition")
         group = conv.get("fork_group")
@@ -223,11 +224,13 @@ def show_grid_steps(console: Console, data: dict) -> None:
         f"grid: {world['agents']} agents on {world['width']} x {world['height']}, radius "
         f"{world['radius']}, {world['steps']} steps; model {escape(run['spec']['llm']['model'])}"
     )
+    for line in lineage_lines(run):
+        console.print(line, markup=False, highlight=False)
     step = None
     for row in data.get("steps", []):
         if row["step"] != step:
             step = row["step"]
-            console.print(Rule(f"Step {step}"))
+            console.print(Rule(f"Step {step}{_shared(row, run)}"))
         (x0, y0), (x1, y1) = row["position_before"], row["position_after"]
         flag = " [red](invalid move: stayed)[/]" if row.get("move_fallback") else ""
         heard = ", ".join(row["heard_from"]) or "nobody"
@@ -256,11 +259,14 @@ def show_network_rounds(console: Console, data: dict) -> None:
             else f"model {escape(spec['llm']['model'])}"
         )
     )
+    for line in lineage_lines(run):
+        console.print(line, markup=False, highlight=False)
     current = None
     for row in data.get("rounds", []):
         if row["round"] != current:
             current = row["round"]
-            console.print(Rule(f"Round {current}" + (" (the agents table)" if not current else "")))
+            table = " (the agents table)" if not current else ""
+            console.print(Rule(f"Round {current}{table}{_shared(row, run)}"))
         flag = " [red](no reply parsed: previous answer kept)[/]" if row["answer_fallback"] else ""
         tries = f" [dim]{row['attempts']} tries[/]" if row["attempts"] > 1 else ""
         exact = f" [dim](exactly {row['exact_opinion']:g})[/]" if "exact_opinion" in row else ""
@@ -272,6 +278,12 @@ def show_network_rounds(console: Console, data: dict) -> None:
             console.print(f"  [italic]said to its friends:[/] {shown(row['said'])}")
         if row["thought"]:
             console.print(f"  [dim]{shown(row['thought'])}[/]")
+
+
+def _shared(row: dict, run: dict) -> str:
+    """' (shared, stored in X)' for a fork's step (round) read from its ancestor X."""
+    owner = row.get("conversation_id", run["_id"])
+    return "" if owner == run["_id"] else f" (shared, stored in {owner})"
 
 
 def _summary(console: Console, day: int, text: str) -> None:

@@ -1,5 +1,5 @@
-"""Forks (pure): where a chat is branched, what replaces the message there, and which seed each
-repetition of a fork runs with.
+"""Forks (pure): where a run is branched, what replaces the message there (a chat's), and which
+seed each repetition of a fork runs with.
 
 A fork is a new conversation that shares its parent's messages before the fork point (read
 from the parent, never copied) and continues from there under changed settings. The fork point
@@ -7,6 +7,10 @@ names the first message the fork does not share: `DAY:INDEX`, the message's day 
 in the day counted from 0, as `conversation show` prints it (`[1:3]`). A fork at 1:3 shares
 messages 1:0, 1:1 and 1:2; with an edit, the researcher's text stands at 1:3 in place of the
 parent's, spoken by the same agent.
+
+A grid run or a network run is branched at a step or a round (`StepPoint`): `--at N` names the
+first one the fork does not share, so a grid fork at step 2 shares the parent's step-1 rows and
+stores its own from step 2 on; a network fork at round 1 shares round 0 (the agents table's).
 """
 
 from __future__ import annotations
@@ -53,6 +57,63 @@ class ForkPoint:
     def holds(self, day: int, index: int) -> bool:
         """Whether the message at (day, index) comes before this point (is shared)."""
         return (day, index) < (self.day, self.index)
+
+
+# what a world's fork point counts: the grid's steps, the network's rounds
+WORLD_UNITS = {"grid": "step", "network": "round"}
+_STEP = re.compile(r"^\s*(?:(step|round)\s*[: ]\s*)?(\d+)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, order=True)
+class StepPoint:
+    """The first step (grid) or round (network) a world's fork does not share."""
+
+    unit: str  # "step" or "round" (WORLD_UNITS)
+    n: int
+
+    @classmethod
+    def parse(cls, text: str, unit: str, field: str = "--at") -> StepPoint:
+        """`N`, or `step:N` / `round:N` (the unit must be the run's own)."""
+        found = _STEP.match(text or "")
+        other = next(u for u in ("step", "round") if u != unit)
+        if found is None or (found.group(1) or unit).lower() != unit:
+            raise UserError(
+                f"{text!r} is not a {unit}",
+                field=field,
+                fix=f"a {_world(unit)} run forks at a {unit}: write --at N (or {unit}:N) for "
+                f"the first {unit} the fork does not share (not DAY:INDEX, a chat's place, "
+                f"nor {other}:N)",
+            )
+        return cls(unit, int(found.group(2)))
+
+    @classmethod
+    def of(cls, stored: dict) -> StepPoint:
+        unit = "step" if "step" in stored else "round"
+        return cls(unit, int(stored[unit]))
+
+    def as_dict(self) -> dict:
+        return {self.unit: self.n}
+
+    def __str__(self) -> str:
+        return f"{self.unit} {self.n}"
+
+    def holds(self, n: int) -> bool:
+        """Whether step (round) n comes before this point (is shared)."""
+        return n < self.n
+
+
+def _world(unit: str) -> str:
+    return next(kind for kind, u in WORLD_UNITS.items() if u == unit)
+
+
+def point_of(stored: dict) -> ForkPoint | StepPoint:
+    """A stored `fork_at`: a chat's {day, index}, a grid's {step} or a network's {round}."""
+    return StepPoint.of(stored) if "step" in stored or "round" in stored else ForkPoint.of(stored)
+
+
+def point_text(stored: dict | None) -> str:
+    """A stored `fork_at` as people read it: "1:3", "step 2", "round 1" ("?" when missing)."""
+    return str(point_of(stored)) if stored else "?"
 
 
 @dataclass(frozen=True)

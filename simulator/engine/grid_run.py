@@ -116,8 +116,8 @@ class GridCommunity:
         calls = recorder.load_calls()
         rows = self._stored_rows()
         self.state, self.partial = resume_state(self.spec, rows)
-        for row in rows:
-            if row["step"] <= self.state.step:
+        for row in rows:  # a fork's shared rows are its parent's work: not counted
+            if row["step"] <= self.state.step and row["conversation_id"] == run.run_id:
                 recorder.counters["messages"] += 1
                 recorder.counters[MOVE_FALLBACKS] += int(bool(row.get("move_fallback")))
         self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
@@ -192,7 +192,10 @@ class GridCommunity:
         return [(self.state.memories[i], []) for i, _ in asks]
 
     def _stored_rows(self) -> list[dict]:
-        return self.run_.recorder.store.grid_steps.for_run(self.run_.run_id)
+        """A fork's shared rows (read from its parent: steps before its fork point), then the
+        rows this run stored."""
+        recorder = self.run_.recorder
+        return [*recorder.shared.rows, *recorder.store.grid_steps.for_run(self.run_.run_id)]
 
     def _fields(self, i: int, position: grid.Position, memory: str, messages: str) -> dict:
         return {

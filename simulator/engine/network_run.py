@@ -71,6 +71,12 @@ def graphs_of(spec: NetworkSpec) -> list[nx.Graph]:
     return snapshot_graphs(spec.snapshots, len(spec.agents))
 
 
+def stored_rows(recorder: StoreRecorder, run_id: str) -> list[dict]:
+    """A fork's shared rows (read from its parent: rounds before its fork point), then the
+    rows this run stored."""
+    return [*recorder.shared.rows, *recorder.store.network_rounds.for_run(run_id)]
+
+
 def stored_history(spec: NetworkSpec, rows: list[dict]) -> tuple[list[list[Answer]], set[str]]:
     """The answers of every complete stored round from round 0 on, and the ids already stored
     of the round after them (a kill between two inserts of one round leaves some)."""
@@ -141,10 +147,10 @@ class OpinionNetwork:
         if self.spec.settings.free_chat:
             recorder.counters.setdefault(EMPTY_CHAT, 0)
         calls = recorder.load_calls()
-        rows = recorder.store.network_rounds.for_run(run.run_id)
+        rows = stored_rows(recorder, run.run_id)
         self.history, self.partial = stored_history(self.spec, rows)
-        for row in rows:
-            if row["round"] < len(self.history):
+        for row in rows:  # a fork's shared rows are its parent's work: not counted
+            if row["round"] < len(self.history) and row["conversation_id"] == run.run_id:
                 recorder.counters["messages"] += 1
                 recorder.counters[ANSWER_FALLBACKS] += int(bool(row.get("answer_fallback")))
                 if _empty_said(row):

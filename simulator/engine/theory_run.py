@@ -8,11 +8,19 @@ which documents how the four coefficients map onto it), with `exact_opinion` bes
 whole-number `opinion`: the theory's opinion on the same 0..10 scale before rounding down.
 The whole trajectory is computed from the stored seed before the first round is stored, so a
 resumed run stores the very rounds the killed one would have.
+
+A fork of a theory run at round N (services/world_forks.py) shares rounds 0..N-1 and continues
+from the state stored at round N-1 (each agent's decision and `exact_opinion`, six decimals)
+with its own draws from its seed over rounds N.. (the tau share still pulls to the table's
+opinions); the parent's seed draws other updates from there, since the theory draws a whole
+run's updates at once.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from simulator.domain.network.answers import Answer, round_zero
 from simulator.domain.network.graphs import graph_for_round
@@ -25,6 +33,7 @@ from simulator.engine.network_run import (
     graphs_of,
     round_row,
     stored_history,
+    stored_rows,
 )
 from simulator.engine.step_loop import StepRun, run_world
 
@@ -35,17 +44,27 @@ async def run_theory(run: NetworkRun) -> str:
     return await run_world(loop, TheoryNetwork(run))
 
 
-def trajectory(spec: NetworkSpec) -> TheoryRun:
-    """The theory on the run's snapshots, agents and settings, from its seed."""
+def trajectory(spec: NetworkSpec, state: list[dict] | None = None) -> tuple[TheoryRun, int]:
+    """The theory on the run's snapshots, agents and settings, from its seed, and the round
+    its row 0 is: 0, or for a fork N - 1, whose rows (`state`, one per agent) it starts from."""
     start = from_agents([record.row() for record in spec.agents])
     theory = spec.settings.theory
     news = [
         theory.information[t] if t < len(theory.information) else None for t in range(spec.rounds)
     ]
-    return coevolve(
-        graphs_of(spec),
-        start.opinions,
-        start.actions,
+    graphs = graphs_of(spec)
+    opinions, actions, first = start.opinions, start.actions, 0
+    if state:
+        first = state[0]["round"]
+        done = sorted(state, key=lambda r: r["agent_index"])
+        opinions = np.clip([r["exact_opinion"] / 5.0 - 1.0 for r in done], -1.0, 1.0)
+        actions = np.array([1 if r["decision"] == "Yes" else -1 for r in done])
+        graphs = graphs[min(first, len(graphs) - 1) :]  # round t uses snapshot t - 1
+        news = news[first:]
+    run = coevolve(
+        graphs,
+        opinions,
+        actions,
         lam=start.lam,
         a=start.a,
         tau=start.tau,
@@ -54,10 +73,12 @@ def trajectory(spec: NetworkSpec) -> TheoryRun:
         mu=theory.mu,
         beta=math.inf if theory.rationality is None else theory.rationality,
         information=news,
-        rounds=spec.rounds,
+        rounds=spec.rounds - first,
         updates_per_round=theory.updates_per_round,
         seed=spec.seed,
+        initial=start.opinions,
     )
+    return run, first
 
 
 class TheoryNetwork:
@@ -71,14 +92,18 @@ class TheoryNetwork:
         self.stored = 0
         self.partial: set[str] = set()
         self.trace: TheoryRun | None = None
+        self.first = 0  # the round the trace's row 0 is (a fork's: the round before its point)
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
-        rows = recorder.store.network_rounds.for_run(run.run_id)
+        rows = stored_rows(recorder, run.run_id)
         history, self.partial = stored_history(self.spec, rows)
         self.stored = len(history)
-        recorder.counters["messages"] += sum(row["round"] < self.stored for row in rows)
-        self.trace = trajectory(self.spec)
+        own = [row for row in rows if row["conversation_id"] == run.run_id]  # not a fork's shared
+        recorder.counters["messages"] += sum(row["round"] < self.stored for row in own)
+        shared = recorder.shared.rows  # a fork's, by round: it continues from the last one
+        last = [r for r in shared if r["round"] == shared[-1]["round"]] if shared else None
+        self.trace, self.first = trajectory(self.spec, last)
         run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, self.stored))
 
     async def advance(self) -> bool:
@@ -102,11 +127,13 @@ class TheoryNetwork:
             if graph is None:
                 answer, friends = round_zero(record.row()), []
             else:
-                opinion, decision = self.trace.scores[t][i], self.trace.decisions[t][i]
+                k = t - self.first
+                opinion, decision = self.trace.scores[k][i], self.trace.decisions[k][i]
                 answer = Answer("", int(opinion), bool(decision))
                 friends = [names[j] for j in sorted(graph.adj[i])]
             row = round_row(run_id, names, t, i, answer, friends, [], False)
-            row["exact_opinion"] = round(5.0 * (float(self.trace.opinions[t][i]) + 1.0), 6)
+            exact = float(self.trace.opinions[t - self.first][i])
+            row["exact_opinion"] = round(5.0 * (exact + 1.0), 6)
             rows.append(row)
         return rows
 

@@ -344,10 +344,12 @@ def transcript(store: Store, conversation_id: str) -> dict:
     doc = store.conversations.get(conversation_id)
     if "experiment" not in doc and doc.get("sweep_id"):
         doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
-    if doc.get("kind") == "grid":  # a grid run: its step rows in place of messages
-        return {"conversation": doc, "steps": store.grid_steps.for_run(conversation_id)}
-    if doc.get("kind") == "network":  # a network run: its round rows in place of messages
-        return {"conversation": doc, "rounds": store.network_rounds.for_run(conversation_id)}
+    # a grid run's step rows, a network run's round rows in place of messages; a fork's
+    # shared ones first (each says the run that stored it: `conversation_id`)
+    if doc.get("kind") == "grid":
+        return {"conversation": doc, "steps": lineage.full_rows(store, doc)}
+    if doc.get("kind") == "network":
+        return {"conversation": doc, "rounds": lineage.full_rows(store, doc)}
     messages, summaries = lineage.full_transcript(store, doc)  # a fork's prefix first
     return {"conversation": doc, "messages": messages, "summaries": summaries}
 

@@ -1,10 +1,11 @@
 """`conversation fork`: branch a stored chat at one message, optionally with the researcher's
-text there, and continue it under changed settings, N times with N seeds.
+text there, and continue it under changed settings, N times with N seeds; or a grid run at a
+step, a network run at a round (services/world_forks.py), under another model or seed.
 
-Each continuation is a conversation of its own (`fork_of`, `fork_at`, `fork_edit`,
-`fork_group`, `fork_repetition`) that stores only what it writes; the messages before the fork
-point are read from the parent (store/lineage.py). It runs, resumes and is analysed like any
-conversation."""
+Each continuation is a run of its own (`fork_of`, `fork_at`, `fork_edit`, `fork_group`,
+`fork_repetition`) that stores only what it writes; the messages (step or round rows) before
+the fork point are read from the parent (store/lineage.py). It runs, resumes and is analysed
+like any run of its kind."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from dataclasses import dataclass, field
 
 from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment
-from simulator.domain.fork import ForkEdit, ForkPoint, parse_edit, repetition_seeds
+from simulator.domain.fork import (
+    WORLD_UNITS,
+    ForkEdit,
+    ForkPoint,
+    StepPoint,
+    parse_edit,
+    repetition_seeds,
+)
 from simulator.domain.ids import new_id
 from simulator.domain.variants import variant_slots
 from simulator.domain.vocabulary import SPEAKER_METHODS
@@ -22,10 +30,10 @@ from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations
+from simulator.services import conversations, world_forks
 from simulator.services.conversations import RunOutcome, choose_llm, experiment_snapshot
 from simulator.services.experiments import ExperimentView
-from simulator.services.replays import kind_of
+from simulator.services.replays import RUNNERS, kind_of
 from simulator.store import cascade, lineage
 from simulator.store.store import Store
 
@@ -38,13 +46,14 @@ class ForkPlan:
 
     parent: dict
     view: ExperimentView
-    point: ForkPoint
+    point: ForkPoint | StepPoint  # a chat's DAY:INDEX; a grid's step, a network's round
     edit: ForkEdit | None
-    specs: list[ConversationSpec]
+    specs: list  # ConversationSpec (a chat), GridSpec or NetworkSpec: the parent's kind
     notes: list[str] = field(default_factory=list)  # what the fork changes (`fork_notes`)
     defaults: list[str] = field(default_factory=list)  # choices nobody made: in each spec
     group: str = ""  # shared by the repetitions of one fork command (a fork sweep: its id)
-    shared: int = 0  # messages before the fork point, read from the parent
+    shared: int = 0  # messages (step or round rows) before the fork point, read from the parent
+    kind: str = "chat"  # chat, grid or network: the parent's world
 
     @property
     def parent_id(self) -> str:
@@ -52,12 +61,16 @@ class ForkPlan:
 
 
 def check_parent(doc: dict, spec: ConversationSpec) -> None:
-    """Refuse, in a sentence, a run a fork cannot branch."""
-    if kind_of(doc) != "chat":
+    """Refuse, in a sentence, a run a fork cannot branch at a message (the menu's Fork here
+    and fork sweeps branch chats only; `conversation fork` branches a grid or network run at a
+    step or a round: world_forks)."""
+    kind = kind_of(doc)
+    if kind != "chat":
+        unit = WORLD_UNITS.get(kind, "step")
         raise UserError(
-            f"{doc['_id']} is a {kind_of(doc)} run; forks branch chat conversations at a message",
-            fix=f"fork a chat conversation, or re-run this one with `llm-sim conversation "
-            f"replay {doc['_id']}`",
+            f"{doc['_id']} is a {kind} run; forks branch chat conversations at a message",
+            fix=f"fork it at a {unit} with `llm-sim conversation fork {doc['_id']} --at N`, "
+            f"or re-run it with `llm-sim conversation replay {doc['_id']}`",
         )
     if spec.memory.is_stream:
         raise UserError(
@@ -230,11 +243,30 @@ def plan(
 ) -> ForkPlan:
     """Read and check the parent and every change; nothing is stored."""
     doc = store.conversations.get(parent_id)
-    if kind_of(doc) == "chat" and not 1 <= repetitions <= MAX_REPETITIONS:
+    kind = kind_of(doc)
+    if kind in WORLD_UNITS:  # options that mean nothing there are refused first
+        world_forks.refuse_chat_options(
+            doc, kind, edit=edit, llm_for=llm_for, variants=variants, speaker=speaker
+        )
+    if not 1 <= repetitions <= MAX_REPETITIONS:
         raise UserError(
             f"{repetitions} repetitions is not a number of continuations",
             field="--repetitions",
             fix=f"give 1 to {MAX_REPETITIONS}; a larger design is a fork sweep",
+        )
+    if kind in WORLD_UNITS:
+        world = world_forks.branch(store, doc, at, llm=llm, repetitions=repetitions, seed=seed)
+        return ForkPlan(
+            doc,
+            world.view,
+            world.point,
+            edit=None,
+            specs=world.specs,
+            notes=world.notes,
+            defaults=world.defaults,
+            group=new_id("fork"),
+            shared=world.shared,
+            kind=kind,
         )
     found = branch(store, parent_id, at, edit)
     spec, experiment = found.specs[0], found.view.experiment
@@ -280,7 +312,8 @@ def fork_fields(plan: ForkPlan, repetition: int) -> dict:
         "fork_group": plan.group,
         "fork_repetition": repetition,
         "fork_notes": list(plan.notes),
-        "fork_shared": plan.shared,  # messages read from the parent: listings count them
+        # messages (step or round rows) read from the parent: listings count them
+        "fork_shared": plan.shared,
     }
 
 
@@ -290,7 +323,12 @@ def create(store: Store, plan: ForkPlan, user: str) -> list[dict]:
     try:
         for repetition, spec in enumerate(plan.specs, start=1):
             extra = fork_fields(plan, repetition)
-            created.append(conversations.create(store, plan.view, spec, user, extra))
+            if plan.kind == "chat":
+                created.append(conversations.create(store, plan.view, spec, user, extra))
+            else:
+                created.append(
+                    world_forks.create_run(store, plan.kind, plan.view, spec, user, extra)
+                )
     except BaseException:
         for doc in created:
             cascade.delete_conversation(store.db, doc["_id"])
@@ -299,7 +337,10 @@ def create(store: Store, plan: ForkPlan, user: str) -> list[dict]:
 
 
 async def preflight(plan: ForkPlan, llms: LLMAccess) -> None:
-    await conversations.preflight(plan.specs[0], llms)
+    if plan.kind == "chat":
+        await conversations.preflight(plan.specs[0], llms)
+    else:
+        await world_forks.preflight(plan.kind, plan.specs[0], llms)
 
 
 async def run_all(
@@ -316,7 +357,8 @@ async def run_all(
     for doc in docs:
         if stop.is_set():
             break
-        outcome = await conversations.run(store, doc["_id"], llms, on_event=on_event, stop=stop)
+        runner = RUNNERS[kind_of(doc)]  # a chat's, a grid's or a network's own run
+        outcome = await runner(store, doc["_id"], llms, on_event=on_event, stop=stop)
         outcomes.append(outcome)
         on_done(outcome)
     return outcomes

@@ -23,6 +23,7 @@ from simulator.services.conversations import (
 )
 from simulator.services.experiments import ExperimentView
 from simulator.services.memory_blocks import embedder_for, resolve_memory
+from simulator.store import lineage
 from simulator.store.store import Store
 
 WORLD_FLAGS = ("agents", "steps", "radius", "width", "height")
@@ -123,11 +124,13 @@ async def run(
     lease_owner: str | None = None,
     doc: dict | None = None,
 ) -> RunOutcome:
-    """Run or resume one stored grid run (a sweep passes its snapshot and claimed document)."""
+    """Run or resume one stored grid run (a sweep passes its snapshot and claimed document);
+    a fork continues from the rows it shares with its parent."""
     doc = doc or store.conversations.get(run_id)
     if experiment is None:
         experiment = GridExperiment.from_stored(experiment_snapshot(store, doc))
-    recorder = recorder_for(store, doc, on_call, lease_owner)
+    # a fork reads the rows before its fork point from its parent (store/lineage.py)
+    recorder = recorder_for(store, doc, on_call, lease_owner, lineage.world_prefix(store, doc))
     spec = GridSpec.model_validate(doc["spec"])
     grid_run = GridRun(
         run_id,

@@ -39,6 +39,7 @@ from simulator.services.conversations import (
 )
 from simulator.services.experiments import ExperimentView
 from simulator.services.memory_blocks import resolve_memory
+from simulator.store import lineage
 from simulator.store.store import Store
 
 SYNTHETIC_PATH = SCENARIOS_DIR / "agents_synthetic.csv"
@@ -153,10 +154,12 @@ def _theory_defaults(chosen: NetworkSettings, agents: int) -> list[str]:
     ]
 
 
-def run_document(view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
+def run_document(
+    view: ExperimentView, spec: NetworkSpec, user: str, extra: dict | None = None
+) -> dict:
     """The fields of a stored network run (the store adds id, status, counters and times)."""
     dumped = spec.model_dump(mode="json")
-    return world_runs.run_document("network", view, dumped, spec.names, spec.llm, user)
+    return world_runs.run_document("network", view, dumped, spec.names, spec.llm, user, extra)
 
 
 def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
@@ -184,7 +187,8 @@ async def run(
     """Run or resume one stored network run."""
     doc = doc or store.conversations.get(run_id)
     NetworkExperiment.from_stored(experiment_snapshot(store, doc))  # a run of this kind
-    recorder = recorder_for(store, doc, on_call, lease_owner)
+    # a fork reads the rows before its fork point from its parent (store/lineage.py)
+    recorder = recorder_for(store, doc, on_call, lease_owner, lineage.world_prefix(store, doc))
     spec = NetworkSpec.model_validate(doc["spec"])
     stream = spec.memory.is_stream and not spec.is_theory
     network_run = NetworkRun(

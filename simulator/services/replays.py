@@ -216,8 +216,12 @@ def create(store: Store, plan: ReplayPlan, user: str) -> dict:
     """Store the replay, pending, linked to its original."""
     extra = {
         # a replay of a fork is a fork of the same parent at the same place: it shares the
-        # same prefix and re-runs the continuation
-        **{k: plan.original[k] for k in ("fork_of", "fork_at", "fork_edit") if k in plan.original},
+        # same prefix (counted in listings: fork_shared) and re-runs the continuation
+        **{
+            k: plan.original[k]
+            for k in ("fork_of", "fork_at", "fork_edit", "fork_shared")
+            if k in plan.original
+        },
         "replay_of": plan.original_id,
         "replay_llm": plan.llm,
         "replay_notes": list(plan.notes),

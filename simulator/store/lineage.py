@@ -1,15 +1,16 @@
-"""A fork's shared prefix: the messages and day summaries it reads from its ancestors.
+"""A fork's shared prefix: the messages and day summaries (a chat's) or the step and round rows
+(a grid's, a network's) it reads from its ancestors.
 
 A fork stores only what it wrote (from its fork point on); what comes before is read here,
 from its parent, and from the parent's parent when the parent is itself a fork, so each
-message is stored once however many branches share it (domain/fork.py)."""
+message (row) is stored once however many branches share it (domain/fork.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.domain.fork import MAX_FORK_DEPTH, ForkPoint
+from simulator.domain.fork import MAX_FORK_DEPTH, ForkPoint, StepPoint
 
 
 @dataclass
@@ -19,15 +20,20 @@ class Prefix:
 
     messages: list[dict] = field(default_factory=list)
     summaries: list[dict] = field(default_factory=list)  # days wholly before the fork point
+    # a grid or network fork's: the step (round) rows before its fork point, each carrying
+    # `conversation_id`, the ancestor that stored it
+    rows: list[dict] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.messages and not self.summaries
+        return not self.messages and not self.summaries and not self.rows
 
 
 def fork_point(doc: dict) -> ForkPoint | None:
-    """Where `doc` branched from its parent, or None for a conversation that is not a fork."""
-    return ForkPoint.of(doc["fork_at"]) if doc.get("fork_of") and doc.get("fork_at") else None
+    """Where a chat branched from its parent, or None for a conversation that is not a fork
+    (a grid's or network's fork point is a step or a round: `step_point`)."""
+    at = doc.get("fork_at")
+    return ForkPoint.of(at) if doc.get("fork_of") and at and "day" in at else None
 
 
 def prefix(store: Any, doc: dict) -> Prefix:
@@ -66,3 +72,44 @@ def full_transcript(store: Any, doc: dict) -> tuple[list[dict], list[dict]]:
 def children(store: Any, conversation_id: str) -> list[dict]:
     """The conversations forked from this one (not their forks), oldest first."""
     return store.conversations.forks_of(conversation_id)
+
+
+# a world's rows: (collection, the field that counts them)
+WORLD_ROWS = {"grid": ("grid_steps", "step"), "network": ("network_rounds", "round")}
+
+
+def step_point(doc: dict) -> StepPoint | None:
+    """Where a grid or network run branched from its parent (the first step or round it
+    stores), or None for a run that is not a fork."""
+    at = doc.get("fork_at")
+    return StepPoint.of(at) if doc.get("fork_of") and at and "day" not in at else None
+
+
+def world_prefix(store: Any, doc: dict) -> Prefix:
+    """The rows a grid or network fork shares with its ancestors (empty when not a fork)."""
+    point = step_point(doc)
+    if point is None:
+        return Prefix()
+    collection, _ = WORLD_ROWS[doc["kind"]]
+    parent = store.conversations.get(doc["fork_of"])
+    return Prefix(rows=_rows_before(store, parent, collection, point, depth=1))
+
+
+def _rows_before(store: Any, doc: dict, collection: str, limit: StepPoint, depth: int) -> list:
+    """`doc`'s rows (its own prefix included) of the steps (rounds) before `limit`."""
+    if depth > MAX_FORK_DEPTH:
+        raise RuntimeError(f"{doc['_id']}: forks nest deeper than {MAX_FORK_DEPTH}; a loop?")
+    own_start = step_point(doc)
+    inherited: list[dict] = []
+    if own_start is not None:
+        upto = min(limit, own_start)
+        parent = store.conversations.get(doc["fork_of"])
+        inherited = _rows_before(store, parent, collection, upto, depth + 1)
+    rows = getattr(store, collection).for_run(doc["_id"])
+    return inherited + [r for r in rows if limit.holds(r[limit.unit])]
+
+
+def full_rows(store: Any, doc: dict) -> list[dict]:
+    """A grid's step rows or a network's round rows, a fork's shared ones first."""
+    collection, _ = WORLD_ROWS[doc["kind"]]
+    return world_prefix(store, doc).rows + getattr(store, collection).for_run(doc["_id"])

@@ -15,6 +15,7 @@ from typing import Any
 from simulator.analysis.stored_run import StoredRun
 from simulator.domain.grid import Position, agent_names
 from simulator.domain.ids import content_hash
+from simulator.store import lineage
 
 BATCH = 50  # runs per read: a 10 x 100 run holds 1,000 rows of a few KB
 
@@ -131,9 +132,12 @@ class GridRun(StoredRun):
 
 def load_runs(store: Any, run_ids: list[str], batch: int = BATCH) -> Iterator[GridRun]:
     """The runs in the order given, `batch` at a time (documents and rows in two reads);
-    ids the store does not hold are skipped."""
+    ids the store does not hold are skipped. A fork (store/lineage.py) is read as the whole run
+    it is: the parent's rows before its fork point, then its own."""
     for start in range(0, len(run_ids), batch):
         docs = store.conversations.get_many(run_ids[start : start + batch])
         rows = store.grid_steps.for_runs([d["_id"] for d in docs])
         for doc in docs:
-            yield GridRun(doc, rows.get(doc["_id"], []))
+            # a fork's run is its shared rows (read from its parent) and then its own
+            shared = lineage.world_prefix(store, doc).rows
+            yield GridRun(doc, shared + rows.get(doc["_id"], []))

@@ -21,6 +21,7 @@ from simulator.analysis.stored_run import StoredRun
 from simulator.domain.ids import content_hash
 from simulator.domain.network.graphs import snapshot_graphs as graphs_from_edges
 from simulator.domain.network_experiment import THEORY
+from simulator.store import lineage
 
 BATCH = 50  # runs per read: a 1,000-agent run of 10 rounds holds 11,000 rows
 
@@ -136,12 +137,15 @@ class OpinionRun(StoredRun):
 
 def load_runs(store: Any, run_ids: list[str], batch: int = BATCH) -> Iterator[OpinionRun]:
     """The runs in the order given, `batch` at a time (documents and rows in two reads);
-    ids the store does not hold are skipped."""
+    ids the store does not hold are skipped. A fork (store/lineage.py) is read as the whole run
+    it is: the parent's rows before its fork point, then its own."""
     for start in range(0, len(run_ids), batch):
         docs = store.conversations.get_many(run_ids[start : start + batch])
         rows = store.network_rounds.for_runs([d["_id"] for d in docs])
         for doc in docs:
-            yield OpinionRun(doc, rows.get(doc["_id"], []))
+            # a fork's run is its shared rows (read from its parent) and then its own
+            shared = lineage.world_prefix(store, doc).rows
+            yield OpinionRun(doc, shared + rows.get(doc["_id"], []))
 
 
 def theory_docs(store: Any, experiment_id: str, batch: int = 500) -> list[dict]:

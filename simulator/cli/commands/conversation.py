@@ -128,10 +128,11 @@ def replay_cmd(app: AppContext, run_id: str, llm: str | None, force: bool, as_js
 @click.option(
     "--at",
     required=True,
-    metavar="DAY:INDEX",
-    help="The first message not shared, as `conversation show` prints it, e.g. 1:3.",
+    metavar="DAY:INDEX|N",
+    help="The first message not shared, as `conversation show` prints it, e.g. 1:3; for a "
+    "grid run the first step not shared, for a network run the first round (e.g. 2).",
 )
-@click.option("--edit", help="The text the same agent says at the fork point instead.")
+@click.option("--edit", help="The text the same agent says at the fork point instead (a chat).")
 @click.option("--llm", help="Model for every agent from the fork point on.")
 @click.option("--llm-for", multiple=True, metavar="ROLE=MODEL", help="Model for one role's agents.")
 @click.option(
@@ -159,7 +160,9 @@ def fork_cmd(
 ) -> None:
     """Branch a conversation at one message: the new conversation shares the messages before
     it (read from the original, not copied), optionally says your text there, and continues
-    under the changed settings, once per repetition."""
+    under the changed settings, once per repetition. A grid run branches at a step and a
+    network run at a round (--at N): the fork shares the steps (rounds) before N and continues
+    under --llm and --seed."""
     from simulator.cli.fork_view import fork_cli
 
     outcomes = fork_cli(

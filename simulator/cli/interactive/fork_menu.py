@@ -13,6 +13,7 @@ from simulator.cli.interactive import prompts as ask
 from simulator.cli.replay_view import replay_cli
 from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment
+from simulator.domain.fork import point_text
 from simulator.domain.invisible_chars import visible
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.variants import variant_slots
@@ -31,8 +32,7 @@ def lineage_label(doc: dict) -> str:
     """Where a run comes from, short enough for a picker's line ('' for an original run)."""
     parts = []
     if doc.get("fork_of"):
-        at = doc.get("fork_at") or {}
-        parts.append(f"fork of {doc['fork_of']} at {at.get('day')}:{at.get('index')}")
+        parts.append(f"fork of {doc['fork_of']} at {point_text(doc.get('fork_at'))}")
     if doc.get("replay_of"):
         parts.append(f"replay of {doc['replay_of']}")
     return ", ".join(parts)

@@ -123,13 +123,16 @@ def coevolve(
     rounds: int = 3,
     updates_per_round: int | None = None,
     seed: int | None = None,
+    initial: Sequence[float] | np.ndarray | None = None,
 ) -> TheoryRun:
     """Run the coevolution for `rounds` rounds; a seed reproduces the run exactly.
 
     `graph` is one network, or a list of snapshots (round t uses snapshot t - 1, the last
     once they run out). `information[t - 1]` is round t's outside information u(t) (None: no
     news that round, so the f share stays on the agent's current opinion). The
-    opinion weights W are each row of A over its degree (the reference's choice)."""
+    opinion weights W are each row of A over its degree (the reference's choice). `initial`
+    is y(0), the opinions the tau share holds on to: `opinions` unless given (a run continued
+    from a later state, e.g. a fork's, keeps the agents' first opinions there)."""
     y = np.array(opinions, dtype=float)
     x = np.array(actions, dtype=int)
     n = len(y)
@@ -162,7 +165,10 @@ def coevolve(
     # Python lists with one C-level gather per neighbourhood: ~1 us an update, not ~15
     gathers = [[_gather(nb) for nb in nbrs] for nbrs in nbrs_per_snapshot]
     degrees = [[len(nb) for nb in nbrs] for nbrs in nbrs_per_snapshot]
-    ys, xs, y0 = y.tolist(), x.tolist(), y.tolist()
+    y0 = y.tolist() if initial is None else np.asarray(initial, dtype=float).tolist()
+    if len(y0) != n:
+        raise ValueError("initial gives one opinion per agent")
+    ys, xs = y.tolist(), x.tolist()
     lam_l, a_l, tau_l, f_l = (v.tolist() for v in (lam_, a_, tau_, f_))
     picks, draws = chosen.tolist(), coins.tolist()
     out_y, out_x = [list(ys)], [list(xs)]

@@ -183,12 +183,15 @@ def create(
 def _cell_parts(prep: Prepared, planned: PlannedConversation) -> CellParts:
     spec = _branch_spec(prep, planned.cell, planned.seed)
     agents = build_agents(prep.view.experiment, spec)
+    # the stored cell and label name the variants the branch runs with, the parent's included
+    # (the key keeps the planned cell)
+    shown = dataclasses.replace(planned.cell, variant=dict(spec.variant))
     return CellParts(
         spec=spec.model_dump(mode="json"),
         agents=tuple({"name": a.name, "role": a.role, "model": a.llm.model} for a in agents),
         day_split=tuple(spec.day_turns),
-        cell=planned.cell.as_dict(),
-        label=planned.cell.label(),
+        cell=shown.as_dict(),
+        label=shown.label(),
     )
 
 

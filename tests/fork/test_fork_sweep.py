@@ -339,3 +339,41 @@ def test_a_fork_sweep_killed_mid_way_resumes_to_the_uninterrupted_transcripts(
     assert max(claims) >= 2  # some branches were taken over after the kill
     expected = _transcripts(whole["SIM_DB"], sweeps[whole["SIM_DB"]])
     assert _transcripts(cut["SIM_DB"], sweeps[cut["SIM_DB"]]) == expected
+
+
+def test_branches_name_the_parent_variants_they_run_with(run_cli, env):
+    """A branch runs with the parent's variants where the sweep varies none; its stored cell
+    and the measures' label say so, instead of '(default)'."""
+    store = open_store_uri(env["SIM_DB"])
+    try:
+        view = exp_service.import_yaml(store, PRISON, "alice")
+        spec = conv_service.build_spec(
+            view, agents="guard=1,prisoner=1", total_messages=4, llm="ollama:a", seed=5
+        ).model_copy(update={"variant": {"Guard/Personality": "abusive"}})
+
+        async def go():
+            llms = LLMAccess()
+            try:
+                doc = conv_service.create(store, view, spec, "alice")
+                return await conv_service.run(store, doc["_id"], llms)
+            finally:
+                await llms.aclose()
+
+        parent_id = asyncio.run(go()).conversation_id
+    finally:
+        store.close()
+    args = ["sweep", "create", view.id, "--fork-from", parent_id, "--fork-at", "1:2"]
+    created = run_cli([*args, "--llm", "ollama:b", "--yes", "--json"], env=env)
+    assert created.code == 0, created.err
+    sweep_id = created.json()["sweep_id"]
+    store = open_store_uri(env["SIM_DB"])
+    try:
+        [branch] = store.sweeps.conversations(sweep_id)
+        assert branch["spec"]["variant"] == {"Guard/Personality": "abusive"}
+        assert branch["cell"]["variant"] == {"Guard/Personality": "abusive"}
+    finally:
+        store.close()
+    assert run_cli(["sweep", "run", sweep_id], env=env).code == 0
+    measured = run_cli(["measures", sweep_id], env=env)
+    assert measured.code == 0, measured.err
+    assert "Personality=abusive" in measured.out and "(default)" not in measured.out

@@ -229,6 +229,15 @@ def test_chromium_renders_the_branches(built):
         )
         assert "Put the baton down" in shown and "<script>alert('x')</script>" in shown
         assert browser.js("document.querySelectorAll('#branches script').length") == 0
+        replies = browser.js(
+            "(() => { const t = document.querySelector('#branches table.cross-model');"
+            " const items = [...document.querySelectorAll('#branches .first-replies li')];"
+            " return [items.length, t.querySelectorAll('li').length,"
+            " Math.max(...[...t.querySelectorAll('tr')].map(r => r.offsetHeight))]; })()"
+        )
+        # each repetition's first reply (6 branches and the parent's) in a list under the
+        # table, so a long reply cannot stretch the table's rows
+        assert replies[:2] == [7, 0] and replies[2] < 120
     finally:
         browser.close()
 

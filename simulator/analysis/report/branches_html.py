@@ -12,6 +12,7 @@ from simulator.analysis.report.branches_context import MAX_COLUMNS, REPLIES_SHOW
 from simulator.analysis.report.html import e, fmt
 
 CUT = 600  # characters of a message shown before "more" (the rest folds in a <details>)
+REPLY_CUT = 200  # the by-model table: each first reply on one line, this long, then "more"
 CSS = """
 .branch-tree, .branch-tree ul { list-style: none; margin: 4px 0; padding-left: 18px; }
 .branch-tree { padding-left: 0; }
@@ -183,38 +184,43 @@ def _cell(message: dict | None, parent: bool) -> str:
 
 def _by_model(view: dict, names: list[str]) -> str:
     heads = "".join(f"<th>{e(name)}</th>" for name in names)
-    rows = []
+    rows, lists = [], []
     for group in view["by_model"]:
         cells = "".join(_stat(*group["stats"][name]) for name in names)
-        shown = group["replies"][:REPLIES_SHOWN]
-        more = len(group["replies"]) - len(shown)
-        replies = "".join(
-            f"<li><code>{e(cid)}</code>"
-            + (f" #{e(rep)}" if rep is not None else "")
-            + f" <span class=muted>seed {e(seed)}</span>: "
-            + (_text(m.get("text")) if m else "<span class=muted>no reply stored</span>")
-            + "</li>"
-            for cid, rep, seed, m in shown
-        )
-        if more:
-            replies += f"<li class=muted>{more} more</li>"
         parent = group.get("parent")
         kind = "parent-row" if parent else "model-row"
+        label = f"{'parent: ' if parent else ''}{e(group['model'])}"
         rows.append(
             f'<tr class="{kind}" data-model="{e(group["model"])}">'
-            f"<td>{'parent: ' if parent else ''}{e(group['model'])}</td>"
-            f'<td class="num">{e(group["n"])}</td>{cells}'
-            f'<td><ul class="replies">{replies}</ul></td></tr>'
+            f'<td>{label}</td><td class="num">{e(group["n"])}</td>{cells}</tr>'
         )
+        lists.append(f"<p><b>{label}</b></p>{_replies(group['replies'])}")
     return (
         "<h3>By model: the same opening continued by each</h3>"
         "<p class=muted>Per agents' model, its branches from this point: mean ± standard "
-        "deviation over its repetitions, and each repetition's first reply after the fork "
+        "deviation over its repetitions, then each repetition's first reply after the fork "
         "point (after the edit, when there is one). The parent's row is its one run from the "
         "same point.</p>"
         '<div class="scroll"><table class="cross-model"><tr><th>model</th><th>n</th>'
-        f"{heads}<th>first reply</th></tr>{''.join(rows)}</table></div>"
+        f"{heads}</tr>{''.join(rows)}</table></div>"
+        f'<div class="first-replies">{"".join(lists)}</div>'
     )
+
+
+def _replies(replies: list) -> str:
+    """Each repetition's first reply after the fork point, one line each."""
+    shown = replies[:REPLIES_SHOWN]
+    items = "".join(
+        f"<li><code>{e(cid)}</code>"
+        + (f" #{e(rep)}" if rep is not None else "")
+        + f" <span class=muted>seed {e(seed)}</span>: "
+        + (_reply(m.get("text")) if m and m.get("text") else _missing(m))
+        + "</li>"
+        for cid, rep, seed, m in shown
+    )
+    if len(replies) > len(shown):
+        items += f"<li class=muted>{len(replies) - len(shown)} more</li>"
+    return f'<ul class="replies">{items}</ul>'
 
 
 def _stat(mean: float | None, sd: float | None, n: int) -> str:
@@ -229,6 +235,26 @@ def _count(n: int, one: str, many: str) -> str:
 def _short(text: object, limit: int) -> str:
     text = "" if text is None else str(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _missing(message: dict | None) -> str:
+    if message is None:
+        return "<span class=muted>no reply stored</span>"
+    trimmed = " (empty after trimming)" if message.get("trimmed") else " (empty)"
+    return f"<span class=muted>{e(message.get('speaker'))}{trimmed}</span>"
+
+
+def _reply(text: object) -> str:
+    """A first reply in the by-model table: its whitespace folded to single spaces, so ten
+    replies of a model that repeats a line stay ten lines; the whole text folds below."""
+    text = "" if text is None else str(text)
+    line = " ".join(text.split())
+    if len(line) <= REPLY_CUT:
+        return e(line)
+    return (
+        f"{e(line[:REPLY_CUT])}…<details><summary>the whole reply ({len(text):,} characters)"
+        f'</summary><span class="pre">{e(text)}</span></details>'
+    )
 
 
 def _text(text: object) -> str:

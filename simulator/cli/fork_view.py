@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.live import LiveView, run_access
+from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import forks, replays
@@ -15,32 +17,11 @@ from simulator.services.conversations import RunOutcome
 
 
 def fork_cli(
-    app: AppContext,
-    parent_id: str,
-    *,
-    at: str,
-    edit: str | None,
-    llm: str | None,
-    llm_for: Sequence[str],
-    variants: Sequence[str],
-    speaker: str | None,
-    repetitions: int,
-    seed: int | None,
-    as_json: bool,
+    app: AppContext, parent_id: str, at: str, *, as_json: bool, **changes: Any
 ) -> list[RunOutcome]:
-    """Check everything, print what will run, store the continuations, run them in turn."""
-    plan = forks.plan(
-        app.store,
-        parent_id,
-        at,
-        edit=edit,
-        llm=llm,
-        llm_for=llm_for,
-        variants=variants,
-        speaker=speaker,
-        repetitions=repetitions,
-        seed=seed,
-    )
+    """Check everything, print what will run, store the continuations, run them in turn;
+    `changes` are `forks.plan`'s (edit, llm, llm_for, variants, speaker, repetitions, seed)."""
+    plan = forks.plan(app.store, parent_id, at, **changes)
     if not as_json:
         show_plan(app, plan)
     outcomes = run_fork(app, plan, as_json)
@@ -168,14 +149,7 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
 
     outcome = run_until_stopped(go, app.err)
     if as_json:
-        app.print_json(
-            {
-                "conversation_id": outcome.conversation_id,
-                "status": outcome.status,
-                "error": outcome.error,
-                "counters": outcome.counters,
-            }
-        )
+        print_run_json(app, outcome, kind)
     else:
         app.console.print(f"{run_id}: {outcome.status}", markup=False)
     return outcome

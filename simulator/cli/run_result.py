@@ -1,4 +1,5 @@
-"""The `--json` result of a world run (grid, network): the same fields for every kind."""
+"""The `--json` result of a run (a grid or network run, a resumed run of any kind): the same
+fields for every kind."""
 
 from __future__ import annotations
 

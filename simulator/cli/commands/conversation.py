@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -145,19 +146,7 @@ def replay_cmd(app: AppContext, run_id: str, llm: str | None, force: bool, as_js
 @click.option("--seed", type=SEED, help="Seed of the first continuation (default: the parent's).")
 @json_option
 @click.pass_obj
-def fork_cmd(
-    app: AppContext,
-    conversation_id: str,
-    at: str,
-    edit: str | None,
-    llm: str | None,
-    llm_for: tuple[str, ...],
-    variants: tuple[str, ...],
-    speaker: str | None,
-    repetitions: int,
-    seed: int | None,
-    as_json: bool,
-) -> None:
+def fork_cmd(app: AppContext, conversation_id: str, at: str, as_json: bool, **changes: Any) -> None:
     """Branch a conversation at one message: the new conversation shares the messages before
     it (read from the original, not copied), optionally says your text there, and continues
     under the changed settings, once per repetition. A grid run branches at a step and a
@@ -165,19 +154,7 @@ def fork_cmd(
     under --llm and --seed."""
     from simulator.cli.fork_view import fork_cli
 
-    outcomes = fork_cli(
-        app,
-        conversation_id,
-        at=at,
-        edit=edit,
-        llm=llm,
-        llm_for=llm_for,
-        variants=variants,
-        speaker=speaker,
-        repetitions=repetitions,
-        seed=seed,
-        as_json=as_json,
-    )
+    outcomes = fork_cli(app, conversation_id, at, as_json=as_json, **changes)
     if any(o.status == "failed" for o in outcomes):
         raise SystemExit(1)
 

@@ -24,14 +24,11 @@ from simulator.domain.fork import (
     repetition_seeds,
 )
 from simulator.domain.ids import new_id
-from simulator.domain.variants import variant_slots
-from simulator.domain.vocabulary import SPEAKER_METHODS
 from simulator.engine import events as ev
-from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations, world_forks
-from simulator.services.conversations import RunOutcome, choose_llm, experiment_snapshot
+from simulator.services import conversations, fork_changes, world_forks
+from simulator.services.conversations import RunOutcome, experiment_snapshot
 from simulator.services.experiments import ExperimentView
 from simulator.services.replays import RUNNERS, kind_of
 from simulator.store import cascade, lineage
@@ -101,88 +98,6 @@ def _refuse_point(doc: dict, point: ForkPoint, where: str, field: str = "--at") 
         fix=f"pick a stored message's place (`llm-sim conversation show {doc['_id']}` prints "
         "each as [DAY:INDEX])",
     )
-
-
-def _variants(experiment: Experiment, pairs: Sequence[str], current: dict) -> dict[str, str]:
-    slots = variant_slots(experiment)
-    chosen = dict(current)
-    for pair in pairs:
-        section, sep, name = pair.partition("=")
-        section, name = section.strip(), name.strip()
-        if not sep or not name:
-            raise UserError(
-                f"{pair!r} is not SECTION=NAME",
-                field="--variant",
-                fix="write e.g. --variant 'Guard/Personality=kind'",
-            )
-        if section not in slots:
-            known = ", ".join(slots) or "none"
-            raise UserError(
-                f"no section {section!r} with variants (sections with variants: {known})",
-                field="--variant",
-                fix="name a section as Role/Title or shared/Title",
-            )
-        if name not in slots[section]:
-            raise UserError(
-                f"{section} has no variant {name!r} (it offers {', '.join(slots[section])})",
-                field="--variant",
-                fix="pick one of those",
-            )
-        chosen[section] = name
-    return chosen
-
-
-def _changed_models(
-    experiment: Experiment,
-    spec: ConversationSpec,
-    llm: str | None,
-    llm_for: Sequence[str],
-    notes: list[str],
-    defaults: list[str],
-) -> dict:
-    update: dict = {}
-    if not llm and not llm_for:
-        return update
-    role_llms = dict(spec.role_llms)
-    if llm:
-        every = choose_llm(experiment, llm, "--llm", defaults)
-        role_llms = dict.fromkeys(role_llms, every)
-    for role, model in conversations.parse_role_models(tuple(llm_for), experiment).items():
-        role_llms[role] = choose_llm(experiment, model, "--llm-for", defaults)
-    update["role_llms"] = role_llms
-    changed = [f"{r}: {llm_name(c)}" for r, c in role_llms.items()]
-    notes.append(f"agents' models from the fork point: {', '.join(changed)}")
-    kept = [
-        f"{name} {llm_name(choice)}"
-        for name, choice in (("manager", spec.manager_llm), ("summarizer", spec.summarizer_llm))
-        if choice is not None
-    ]
-    if kept:
-        defaults.append(f"kept from the parent: {', '.join(kept)} (--llm changes the agents only)")
-    return update
-
-
-def _changed_speaker(
-    spec: ConversationSpec, speaker: str | None, notes: list[str], defaults: list[str]
-) -> dict:
-    if speaker is None or speaker == spec.speaker_method:
-        return {}
-    if speaker not in SPEAKER_METHODS or speaker == "manual":
-        offered = ", ".join(m for m in SPEAKER_METHODS if m != "manual")
-        raise UserError(
-            f"{speaker!r} is not a speaker method a fork can run unattended",
-            field="--speaker",
-            fix=f"use one of {offered}",
-        )
-    update: dict = {"speaker_method": speaker}
-    notes.append(
-        f"speaker method from the fork point: {speaker} (the parent's: {spec.speaker_method})"
-    )
-    if speaker == "auto" and spec.manager_llm is None:
-        first = next(iter(spec.role_llms.values()))
-        update["manager_llm"] = first
-        defaults.append(f"manager_llm: {llm_name(first)} (not given; the first role's model)")
-    return update
 
 
 def branch(
@@ -272,8 +187,8 @@ def plan(
     spec, experiment = found.specs[0], found.view.experiment
     assert isinstance(experiment, Experiment)
     notes, defaults = found.notes, found.defaults
-    update = _changed_models(experiment, spec, llm, llm_for, notes, defaults)
-    update.update(_changed_speaker(spec, speaker, notes, defaults))
+    update = fork_changes.changed_models(experiment, spec, llm, llm_for, notes, defaults)
+    update.update(fork_changes.changed_speaker(spec, speaker, notes, defaults))
     if update.get("speaker_method", spec.speaker_method) == "manual":
         raise UserError(
             f"{parent_id} chose its speakers by hand (speaker method manual), and a fork runs "
@@ -282,7 +197,7 @@ def plan(
             fix="give the continuations a method, e.g. --speaker round_robin",
         )
     if variants:
-        update["variant"] = _variants(experiment, variants, spec.variant)
+        update["variant"] = fork_changes.variants(experiment, variants, spec.variant)
         notes.append(f"variants from the fork point: {update['variant']}")
     base = spec.seed if seed is None else seed
     if seed is None and base is not None:

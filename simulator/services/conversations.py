@@ -198,6 +198,20 @@ def experiment_snapshot(store: Store, doc: dict) -> dict:
     return doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
 
 
+def run_view(doc: dict, experiment: object) -> ExperimentView:
+    """The experiment a stored run ran with, as services take one: its snapshot (`experiment`,
+    see `experiment_snapshot`), id, owner and version (a replay or a fork keeps all four)."""
+    return ExperimentView(
+        id=doc.get("experiment_id", ""),
+        owner=doc.get("owner", ""),
+        experiment=experiment,  # type: ignore[arg-type]
+        created_at=None,
+        updated_at=None,
+        duplicated_from=None,
+        version=doc.get("experiment_version", ""),
+    )
+
+
 def recorder_for(
     store: Store,
     doc: dict,

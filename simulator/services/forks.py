@@ -28,7 +28,7 @@ from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import conversations, fork_changes, world_forks
-from simulator.services.conversations import RunOutcome, experiment_snapshot
+from simulator.services.conversations import RunOutcome, experiment_snapshot, run_view
 from simulator.services.experiments import ExperimentView
 from simulator.services.replays import RUNNERS, kind_of
 from simulator.store import cascade, lineage
@@ -131,15 +131,7 @@ def branch(
         notes.append(f"edit: {message['speaker']} says the researcher's text at {point}")
     else:
         notes.append(f"the message at {point} is generated again")
-    view = ExperimentView(
-        id=doc.get("experiment_id", ""),
-        owner=doc.get("owner", ""),
-        experiment=Experiment.from_stored(experiment_snapshot(store, doc)),
-        created_at=None,
-        updated_at=None,
-        duplicated_from=None,
-        version=doc.get("experiment_version", ""),
-    )
+    view = run_view(doc, Experiment.from_stored(experiment_snapshot(store, doc)))
     return ForkPlan(doc, view, point, fork_edit, [spec], notes, [], "", shared)
 
 

@@ -27,7 +27,7 @@ from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
 from simulator.services import conversations, grid_runs, network_runs, world_runs
-from simulator.services.conversations import RunOutcome, experiment_snapshot
+from simulator.services.conversations import RunOutcome, experiment_snapshot, run_view
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
 
@@ -129,15 +129,7 @@ def plan(store: Store, run_id: str, llm: str | None = None) -> ReplayPlan:
         )
     if kind == "network" and spec.is_theory and llm:  # type: ignore[attr-defined]
         raise UserError("a theory run has no model", field="--llm", fix="leave --llm out")
-    view = ExperimentView(
-        id=doc.get("experiment_id", ""),
-        owner=doc.get("owner", ""),
-        experiment=experiment,
-        created_at=None,
-        updated_at=None,
-        duplicated_from=None,
-        version=doc.get("experiment_version", ""),
-    )
+    view = run_view(doc, experiment)
     notes = [f"replay of {run_id} ({kind}): its spec, seed and experiment snapshot"]
     if llm:
         spec = _replace_models(kind, spec, llm, experiment)

@@ -30,7 +30,7 @@ from simulator.engine.network_run import stored_history
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import grid_runs, network_runs, world_runs
-from simulator.services.conversations import choose_llm, experiment_snapshot
+from simulator.services.conversations import choose_llm, experiment_snapshot, run_view
 from simulator.services.experiments import ExperimentView
 from simulator.store import lineage
 from simulator.store.store import Store
@@ -155,15 +155,7 @@ def branch(
     rows = lineage.full_rows(store, doc)
     shared = shared_point(doc, kind, spec, rows, point)
     experiment = experiment_model.from_stored(experiment_snapshot(store, doc))
-    view = ExperimentView(
-        id=doc.get("experiment_id", ""),
-        owner=doc.get("owner", ""),
-        experiment=experiment,
-        created_at=None,
-        updated_at=None,
-        duplicated_from=None,
-        version=doc.get("experiment_version", ""),
-    )
+    view = run_view(doc, experiment)
     notes = [f"fork of {doc['_id']} at {point}: {_shares(kind, point, shared)}"]
     defaults: list[str] = []
     update: dict = {}

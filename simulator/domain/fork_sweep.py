@@ -174,8 +174,8 @@ def from_parent(spec: SweepSpec, parent: ParentSettings, fork: ForkBlock) -> tup
     if "seed" not in given and parent.seed is not None:
         data["seed"] = parent.seed
         notes.append(
-            f"seed: {parent.seed} (not given; the parent's): each branch's seed is derived "
-            "from it, its cell and its repetition"
+            f"seed: {parent.seed} (not given; the parent's): repetition r runs with seed "
+            f"{parent.seed} + r - 1 in every cell"
         )
     elif data.get("seed") is None:
         notes.append("seed: none (the parent had none; branches are not reproducible)")
@@ -183,6 +183,13 @@ def from_parent(spec: SweepSpec, parent: ParentSettings, fork: ForkBlock) -> tup
         shown = ", ".join(f"{k}={v}" for k, v in parent.variant.items())
         notes.append(f"variants: the parent's ({shown}) where the sweep varies none")
     return data, notes
+
+
+def paired_seed(base: int | None, repetition: int) -> int | None:
+    """A branch's seed: the same for repetition r in every cell (base + r - 1, as `conversation
+    fork` numbers its continuations), so the models' branches pair by repetition instead of
+    each cell drawing seeds of its own; None when the sweep has no seed."""
+    return None if base is None else (base + repetition - 1) % 2**32
 
 
 def branch_key(key: str, fork: ForkBlock) -> str:

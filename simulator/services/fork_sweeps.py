@@ -23,6 +23,7 @@ from simulator.domain.fork_sweep import (
     calls_per_branch,
     from_parent,
     headline,
+    paired_seed,
     refuse_changes,
 )
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
@@ -120,7 +121,11 @@ def _plan(store: Store, prep: Prepared, owner: str) -> sweeps.Plan:
     planned, breakdown = sweeps.expanded(prep.view, prep.spec, owner)
     fork = prep.spec.fork
     assert fork is not None and fork.parent is not None and fork.at is not None
-    planned = [dataclasses.replace(p, key=branch_key(p.key, fork)) for p in planned]
+    base = prep.spec.seed
+    planned = [
+        dataclasses.replace(p, key=branch_key(p.key, fork), seed=paired_seed(base, p.repetition))
+        for p in planned
+    ]
     cells = {p.cell_key: p.cell for p in planned}
     notes = dict.fromkeys(prep.notes)
     for cell in cells.values():

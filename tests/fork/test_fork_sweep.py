@@ -129,7 +129,11 @@ def test_three_models_by_two_repetitions_branch_one_prefix_and_run(run_cli, env,
             assert store.messages.for_conversation(doc["_id"]) == []  # nothing copied
             shared = lineage.prefix(store, doc).messages
             assert [m["_id"] for m in shared] == [m["_id"] for m in parent_messages[:2]]
-        assert len({b["spec"]["seed"] for b in branches}) == 6
+        # paired: repetition r runs with the parent's seed + r - 1 under every model
+        seeds = {
+            (b["agents"][0]["model"], b["fork_repetition"]): b["spec"]["seed"] for b in branches
+        }
+        assert seeds == {(m, r): 5 + r - 1 for m in MODELS for r in (1, 2)}
     finally:
         store.close()
 

@@ -378,3 +378,11 @@ def test_the_analysis_reads_a_world_fork_as_its_whole_run(embedded, stub):
     [network_fork] = fork_and_run(embedded, network_parent, "2")
     [opinions] = network_runs_of(embedded, [network_fork])
     assert sorted({r["round"] for r in opinions.rows}) == [0, 1, 2]
+    from simulator.analysis.grid.table import step_rows
+    from simulator.analysis.network.tables import round_rows
+
+    # exported under the fork's id, each row says which run stored it
+    stored = {(r["step"], r["stored_in"]) for r in step_rows(run)}
+    assert stored == {(1, grid_parent), (2, grid_fork)}
+    stored = {(r["round"], r["stored_in"]) for r in round_rows(opinions)}
+    assert stored == {(0, network_parent), (1, network_parent), (2, network_fork)}

@@ -24,6 +24,7 @@ STEP_COLUMNS = (
     "cell_key",
     "cell_label",
     "repetition",
+    "stored_in",
     "step",
     "agent",
     "agent_index",
@@ -93,6 +94,9 @@ def step_rows(run: GridRun, clusters: dict | None = None) -> list[dict]:
                 "cell_key": run.cell_key,
                 "cell_label": run.cell_label,
                 "repetition": run.repetition,
+                # the run that stored the row: a fork's shared steps are its parent's (keep
+                # rows where stored_in == conversation_id to count each stored row once)
+                "stored_in": row.get("conversation_id", run.id),
                 "step": step,
                 "agent": row.get("agent"),
                 "agent_index": index,

@@ -79,6 +79,8 @@ def round_rows(run: OpinionRun) -> list[dict]:
         out.append(
             {
                 **where,
+                # the run that stored the row: a fork's shared rounds are its parent's
+                "stored_in": row.get("conversation_id", run.id),
                 "model": run.model,
                 "round": int(row["round"]),
                 "agent": row.get("agent"),

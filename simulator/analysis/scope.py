@@ -65,13 +65,19 @@ def _conversation_scope(store: Any, conversation_id: str) -> Scope:
     experiment = doc.get("experiment") or (sweep or {}).get("experiment")
     if experiment is None:  # no snapshot: fall back to the experiment as stored now
         experiment = _experiment_content(store.experiments.get(doc["experiment_id"]))
-    ids = family(store, conversation_id)
+    ids = family(store, conversation_id, doc["experiment_id"])
     return Scope("conversation", conversation_id, doc["experiment_id"], experiment, sweep, ids)
 
 
-def family(store: Any, conversation_id: str) -> list[str]:
+def family(store: Any, conversation_id: str, experiment_id: str | None = None) -> list[str]:
     """The conversation and every fork below it, depth first: a branch, then its branches
-    (one `forks_of` query per conversation of the family; `[conversation_id]` without forks)."""
+    (one query for the experiment's fork links, the tree built in memory; `[conversation_id]`
+    without forks)."""
+    if experiment_id is None:
+        experiment_id = store.conversations.get(conversation_id)["experiment_id"]
+    children: dict[str, list[dict]] = {}
+    for link in store.conversations.fork_links(experiment_id):
+        children.setdefault(link["fork_of"], []).append(link)
     ids: dict[str, None] = {}
     stack: list[tuple[str, int]] = [(conversation_id, 0)]
     while stack:
@@ -79,8 +85,8 @@ def family(store: Any, conversation_id: str) -> list[str]:
         if current in ids or depth > MAX_FORK_DEPTH:  # a loop in a damaged store
             continue
         ids[current] = None
-        children = sorted(store.conversations.forks_of(current), key=sibling_order)
-        stack.extend((child["_id"], depth + 1) for child in reversed(children))
+        below = sorted(children.get(current, []), key=sibling_order)
+        stack.extend((child["_id"], depth + 1) for child in reversed(below))
     return list(ids)
 
 

@@ -113,6 +113,12 @@ def test_a_fork_of_a_fork_reads_each_message_from_whoever_stored_it(store, stub)
     owners = [m["conversation_id"] for m in conv_service.transcript(store, earlier)["messages"]]
     assert owners == [parent] + [earlier] * 7
     assert [d["_id"] for d in lineage.children(store, child)] == [grandchild, earlier]
+    from simulator.analysis.scope import family
+
+    # one query for the experiment's fork links; depth first, each fork before its forks
+    assert family(store, parent) == [parent, child, grandchild, earlier]
+    assert family(store, child) == [child, grandchild, earlier]
+    assert family(store, grandchild) == [grandchild]
 
 
 @pytest.mark.parametrize(

@@ -244,6 +244,14 @@ class ConversationsRepository:
         found = list(self._col.find(query))
         return sorted(found, key=lambda d: (str(as_datetime(d.get("created_at"))), d["_id"]))
 
+    def fork_links(self, experiment_id: str) -> list[dict]:
+        """Every fork of the experiment's conversations as {_id, fork_of, created_at,
+        fork_repetition}: one query, from which a family's tree is built in memory (a fork
+        belongs to its parent's experiment)."""
+        query = ours({"experiment_id": experiment_id, "fork_of": {"$ne": None}})
+        fields = {"_id": 1, "fork_of": 1, "created_at": 1, "fork_repetition": 1}
+        return [d for d in self._col.find(query, fields) if d.get("fork_of")]
+
     def ids(self, experiment_id: str) -> list[str]:
         """The ids of the experiment's conversations in the order of `list` (newest first),
         without their documents (see SweepsRepository.conversation_ids)."""

@@ -8,7 +8,6 @@ continuation's calls, and every field the parent fixed is refused (exit 2, nothi
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import signal
@@ -18,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fork_helpers import parent_chat, prompt_reply
 
 from simulator.llm.access import LLMAccess
 from simulator.services import conversations as conv_service
@@ -39,32 +39,12 @@ AT, OWN_PLACES = "1:2", [(1, 2), (1, 3), (2, 0), (2, 1), (2, 2), (2, 3)]
 CALLS_PER_BRANCH = 5 + 2
 
 
-def prompt_reply(body: dict) -> str:
-    """The same model and prompt always get the same reply."""
-    text = body["model"] + "|" + "|".join(m["content"] for m in body["messages"])
-    return f"{body['model']} says {hashlib.sha256(text.encode()).hexdigest()[:8]}"
-
-
 def make_parent(db: str) -> tuple[str, str]:
     """(experiment id, a finished guard-and-prisoner chat of it), stored as `llm-sim run` does."""
     store = open_store_uri(db)
     try:
-        view = exp_service.import_yaml(store, PRISON, "alice")
-        spec = conv_service.build_spec(
-            view, agents="guard=1,prisoner=1", total_messages=8, days=2, llm="ollama:a", seed=5
-        )
-
-        async def go():
-            llms = LLMAccess()
-            try:
-                doc = conv_service.create(store, view, spec, "alice")
-                return await conv_service.run(store, doc["_id"], llms)
-            finally:
-                await llms.aclose()
-
-        outcome = asyncio.run(go())
-        assert outcome.status == "done", outcome.error
-        return view.id, outcome.conversation_id
+        parent = parent_chat(store, messages=8, days=2)
+        return store.conversations.get(parent)["experiment_id"], parent
     finally:
         store.close()
 

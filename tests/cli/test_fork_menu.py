@@ -7,15 +7,7 @@ is read back with the non-interactive commands.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from pty_session import CLEAR_LINE, ENTER, FINISH, REPO, Pty
 from test_interactive_conversations import (
     ANSI,
@@ -31,61 +23,15 @@ GRID = REPO / "prompts" / "experiments" / "takata_grid.yaml"
 
 
 @pytest.fixture
-def pty_env(tmp_path: Path) -> dict[str, str]:
-    """tests/cli's settings: isolated folders, a plain wide terminal, no CPR queries."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SIM_", "DB_", "MONGODB", "OPENAI", "OLLAMA"))
-    }
-    env.update(
-        SIM_DATA_DIR=str(tmp_path / "data"),
-        SIM_CONFIG_DIR=str(tmp_path / "config"),
-        SIM_LOG_DIR=str(tmp_path / "logs"),
-        TERM="xterm",
-        PROMPT_TOOLKIT_NO_CPR="1",
-        PYTHONPATH=str(REPO),
-        COLUMNS="220",
-        LINES="50",
-    )
-    return env
+def alice(spawn):
+    """A menu session as alice (tests/cli/conftest.py's `spawn`)."""
+    return lambda: spawn(SIM_USER="alice")
 
 
 @pytest.fixture
-def spawn(pty_env: dict[str, str], tmp_path: Path):
-    """A menu session as alice; its screen is printed when a test fails."""
-    sessions: list[Pty] = []
-
-    def start() -> Pty:
-        session = Pty({**pty_env, "SIM_USER": "alice"}, tmp_path)
-        sessions.append(session)
-        return session
-
-    yield start
-    for session in sessions:
-        print(ANSI.sub("", session.transcript.getvalue()))
-        if session.child.isalive():
-            session.child.terminate(force=True)
-
-
-@pytest.fixture
-def sim(pty_env: dict[str, str], tmp_path: Path):
+def sim_json(sim):
     """A non-interactive `llm-sim … --json` against the same store, as alice."""
-
-    def run(*args: str):
-        proc = subprocess.run(
-            [sys.executable, str(REPO / "main.py"), *args, "--json"],
-            cwd=tmp_path,
-            env={**pty_env, "SIM_USER": "alice"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode == 0, proc.stderr
-        return json.loads(proc.stdout)
-
-    run.json = run  # type: ignore[attr-defined]  # make_experiment calls sim.json(...)
-    return run
+    return sim.json
 
 
 def open_conversation(app: Pty, experiment: str, exp_id: str, conv_id: str) -> tuple[str, str]:
@@ -106,9 +52,9 @@ def leave(app: Pty, title: str, action_title: str) -> str:
     return ANSI.sub("", app.finish())
 
 
-def test_fork_here_with_an_edit_twice_then_replay(spawn, sim, tmp_path):
+def test_fork_here_with_an_edit_twice_then_replay(alice, sim, sim_json, tmp_path):
     exp_id = make_experiment(sim, tmp_path, MOCKS)
-    parent = sim(
+    parent = sim_json(
         "run",
         exp_id,
         "--agents",
@@ -124,10 +70,10 @@ def test_fork_here_with_an_edit_twice_then_replay(spawn, sim, tmp_path):
         "--seed",
         "3",
     )["conversation_id"]
-    before = {m["day"]: m for m in sim("conversation", "show", parent)["messages"]}
+    before = {m["day"]: m for m in sim_json("conversation", "show", parent)["messages"]}
     assert before
 
-    app = spawn()
+    app = alice()
     title, actions = open_conversation(app, "Prison", exp_id, parent)
     app.menu(actions, "Fork here")
     app.expect("Fork at which message?")
@@ -171,7 +117,7 @@ def test_fork_here_with_an_edit_twice_then_replay(spawn, sim, tmp_path):
     app.expect("verdict: identical: all")
     leave(app, title, actions)
 
-    listed = {d["_id"]: d for d in sim("conversation", "list", "--all")}
+    listed = {d["_id"]: d for d in sim_json("conversation", "list", "--all")}
     stored = [d for d in listed.values() if d.get("fork_of") == parent]
     assert sorted(d["_id"] for d in stored) == sorted(forks)
     assert sorted(d["fork_repetition"] for d in stored) == [1, 2]
@@ -179,13 +125,13 @@ def test_fork_here_with_an_edit_twice_then_replay(spawn, sim, tmp_path):
     assert len({d["fork_group"] for d in stored}) == 1
     replayed = [d for d in listed.values() if d.get("replay_of") == parent]
     assert len(replayed) == 1 and replayed[0]["status"] == "done"
-    parent_messages = sim("conversation", "show", parent)["messages"]
+    parent_messages = sim_json("conversation", "show", parent)["messages"]
     for fork in forks:
         doc = listed[fork]
         assert doc["fork_at"] == {"day": 1, "index": 1}
         assert doc["fork_edit"]["text"] == "I will cooperate."
         assert doc["fork_edit"]["speaker"] == "Prisoner_1"
-        messages = sim("conversation", "show", fork)["messages"]
+        messages = sim_json("conversation", "show", fork)["messages"]
         shared, edited = messages[0], messages[1]
         # the prefix is the parent's message, read from the parent (stored there only)
         assert (shared["day"], shared["index"], shared["conversation_id"]) == (1, 0, parent)
@@ -196,16 +142,16 @@ def test_fork_here_with_an_edit_twice_then_replay(spawn, sim, tmp_path):
         assert len(messages) == len(parent_messages)
 
 
-def test_fork_here_refused_for_a_grid_run_which_replays(spawn, sim, tmp_path):
+def test_fork_here_refused_for_a_grid_run_which_replays(alice, sim, sim_json, tmp_path):
     data = GRID.read_text(encoding="utf-8").replace("local:smollm2", "mock:g")
     path = tmp_path / "grid_mock.yaml"
     path.write_text(data, encoding="utf-8")
-    exp_id = sim("experiment", "create", str(path))["id"]
-    run = sim("run", exp_id, "--agents", "3", "--steps", "2", "--seed", "4")
+    exp_id = sim_json("experiment", "create", str(path))["id"]
+    run = sim_json("run", exp_id, "--agents", "3", "--steps", "2", "--seed", "4")
     assert run["status"] == "done"
-    name = sim("experiment", "show", exp_id)["experiment"]["name"]
+    name = sim_json("experiment", "show", exp_id)["experiment"]["name"]
 
-    app = spawn()
+    app = alice()
     title, actions = open_conversation(app, name, exp_id, run["conversation_id"])
     app.menu(actions, "Fork here")
     app.expect(f"{run['conversation_id']} is a grid run; forks branch chat conversations")
@@ -215,6 +161,6 @@ def test_fork_here_refused_for_a_grid_run_which_replays(spawn, sim, tmp_path):
     app.expect("verdict: identical")
     output = leave(app, title, actions)
     assert "Fork at which message?" not in output
-    runs = sim("conversation", "list", "--all")
+    runs = sim_json("conversation", "list", "--all")
     assert not any(r.get("fork_of") for r in runs)
     assert [r["replay_of"] for r in runs if r.get("replay_of")] == [run["conversation_id"]]

@@ -12,6 +12,7 @@ from simulator.cli.params import SEED
 from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
 from simulator.domain.memory.records import MEMORY_TYPES
 from simulator.errors import UserError
+from simulator.services import conversation_listing as listing
 from simulator.services import conversations as service
 from simulator.services.experiments import foreign_note
 
@@ -26,7 +27,7 @@ def conversation() -> None:
 @conversation.command("list")
 @click.option("--experiment", "experiment_id", help="Only conversations of this experiment.")
 @click.option("--mine", is_flag=True, help="Only conversations you own.")
-@click.option("--limit", type=int, help=f"Show the newest N (default {service.PAGE}).")
+@click.option("--limit", type=int, help=f"Show the newest N (default {listing.PAGE}).")
 @click.option("--all", "every", is_flag=True, help="Show every conversation (no page).")
 @json_option
 @click.pass_obj
@@ -39,11 +40,11 @@ def list_cmd(
     as_json: bool,
 ) -> None:
     """List conversations, your favourites first, then newest first, one page at a time."""
-    size = service.check_limit(limit, every)
-    listing = service.list_page(app.store, app.user, experiment_id, mine, limit=size)
-    docs = listing.docs
+    size = listing.check_limit(limit, every)
+    page = listing.list_page(app.store, app.user, experiment_id, mine, limit=size)
+    docs = page.docs
     note = foreign_note(app.store)
-    showing = listing.showing()
+    showing = page.showing()
     if as_json:
         app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])
     elif not docs:

@@ -26,6 +26,7 @@ from simulator.domain.network_experiment import is_network
 from simulator.engine.conversation import llm_name
 from simulator.engine.speakers import InputFunction, TurnState
 from simulator.errors import NotFound
+from simulator.services import conversation_listing as listing_service
 from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
 
@@ -198,9 +199,9 @@ MORE = "\x00more"  # the picker's "show more" choice (no conversation id starts 
 def browse(app: AppContext, view: ExperimentView) -> None:
     """This experiment's conversations, favourites first, one page at a time (the page that
     `llm-sim conversation list` shows); Back returns to the experiment."""
-    limit = conv_service.PAGE
+    limit = listing_service.PAGE
     while True:
-        listing = conv_service.list_page(app.store, app.user, experiment_id=view.id, limit=limit)
+        listing = listing_service.list_page(app.store, app.user, experiment_id=view.id, limit=limit)
         if not listing.docs:
             app.console.print(
                 "No conversations of this experiment yet; use 'Perform conversation'."
@@ -208,14 +209,14 @@ def browse(app: AppContext, view: ExperimentView) -> None:
             return
         choices = [(_label(d, app.user), d["_id"]) for d in listing.docs]
         if listing.partial:
-            more = min(conv_service.PAGE, listing.total - len(listing.docs))
+            more = min(listing_service.PAGE, listing.total - len(listing.docs))
             shown = f"{len(listing.docs):,} of {listing.total:,} shown"
             choices.append((f"Show {more} more ({shown})", MORE))
         picked = ask.select("Which conversation?", [*choices, ("Back", "")])
         if not picked:
             return
         if picked == MORE:
-            limit += conv_service.PAGE
+            limit += listing_service.PAGE
             continue
         _one(app, view.id, picked)
 
@@ -223,7 +224,7 @@ def browse(app: AppContext, view: ExperimentView) -> None:
 def _find(app: AppContext, experiment_id: str, conversation_id: str) -> dict | None:
     """The conversation as listed (with this user's favourite flag); None once deleted."""
     try:
-        doc = conv_service.listed(app.store, app.user, conversation_id)
+        doc = listing_service.listed(app.store, app.user, conversation_id)
     except NotFound:
         return None
     return doc if doc.get("experiment_id") == experiment_id else None

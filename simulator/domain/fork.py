@@ -141,6 +141,53 @@ class ForkEdit:
             "original_text": self.original_text,
         }
 
+    def message(self, seq: int) -> dict:
+        """The fork's own message at the fork point: the agent's, marked as the researcher's."""
+        return {
+            "day": self.day,
+            "index": self.index,
+            "seq": seq,
+            "speaker": self.speaker,
+            "role": self.role,
+            "text": self.text,
+            "raw_text": self.text,
+            "trimmed": False,
+            "cut_at": None,
+            "cut_label": None,
+            "empty": False,
+            "speaker_fallback": False,
+            "speaker_notes": [],
+            "model": None,
+            "llm_label": None,
+            "latency_s": 0.0,
+            "tokens_in": None,
+            "tokens_out": None,
+            "edited": True,
+            "original_text": self.original_text,
+        }
+
+    def ledger_row(self, conversation_id: str, created_at: object) -> dict:
+        """The ledger's row for the edit: a finished "call" that no model answered."""
+        return {
+            "conversation_id": conversation_id,
+            "purpose": EDIT_PURPOSE,
+            "day": self.day,
+            "index": self.index,
+            "agent": self.speaker,
+            "model": None,
+            "llm_label": None,
+            "base_url": None,
+            "params": {},
+            "prompt_hash": None,
+            "attempt": 1,
+            "state": "done",
+            "response": self.text,
+            "edited_from": self.original_text,
+            "error": None,
+            "error_kind": None,
+            "created_at": created_at,
+        }
+
 
 def repetition_seeds(base: int | None, repetitions: int) -> list[int | None]:
     """One seed per repetition: the base, then base + 1, ... (None: no seed for any)."""

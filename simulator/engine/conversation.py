@@ -210,28 +210,7 @@ class ChatWorld:
             c.get("purpose") == EDIT_PURPOSE and (c["day"], c["index"]) == (edit.day, edit.index)
             for c in self.progress.calls
         )
-        doc = {
-            "day": edit.day,
-            "index": edit.index,
-            "seq": self.turn,
-            "speaker": agent.name,
-            "role": agent.role,
-            "text": edit.text,
-            "raw_text": edit.text,
-            "trimmed": False,
-            "cut_at": None,
-            "cut_label": None,
-            "empty": False,
-            "speaker_fallback": False,
-            "speaker_notes": [],
-            "model": None,
-            "llm_label": None,
-            "latency_s": 0.0,
-            "tokens_in": None,
-            "tokens_out": None,
-            "edited": True,
-            "original_text": edit.original_text,
-        }
+        doc = edit.message(self.turn)
         run.on_event(ev.TurnStarted(run.conversation_id, edit.day, edit.index, agent.name))
         await run.recorder.record_edit(edit, doc, in_ledger)
         run.on_event(

@@ -295,25 +295,7 @@ class StoreRecorder:
         """A fork's edited message: a ledger row saying the researcher wrote it (unless a killed
         run already stored that row: `in_ledger`), then the message itself, marked."""
         if not in_ledger:
-            row = {
-                "conversation_id": self.conversation_id,
-                "purpose": EDIT_PURPOSE,
-                "day": edit.day,
-                "index": edit.index,
-                "agent": edit.speaker,
-                "model": None,
-                "llm_label": None,
-                "base_url": None,
-                "params": {},
-                "prompt_hash": None,
-                "attempt": 1,
-                "state": "done",
-                "response": edit.text,
-                "edited_from": edit.original_text,
-                "error": None,
-                "error_kind": None,
-                "created_at": now(),
-            }
+            row = edit.ledger_row(self.conversation_id, now())
             for _ in range(100):
                 document = self.store.calls.row(self.conversation_id, self.next_call_seq(), row)
                 if await self.writes().insert("calls", document):

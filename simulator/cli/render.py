@@ -8,28 +8,40 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from simulator.cli.fit_table import Column, fitted_table
+from simulator.domain.plural import count
 from simulator.services.experiments import ExperimentView
 
 STAR = "★"
 
 
-def experiments_table(views: list[ExperimentView], user: str) -> Table:
-    table = Table(title="Experiments", show_lines=False)
-    for column in ("", "id", "name", "owner", "roles", "created", "note"):
-        table.add_column(column, overflow="fold", no_wrap=column == "id")  # ids stay whole
-    for view in views:
-        exp = view.experiment
-        owner = view.owner + (" (you)" if view.owner == user else "")
-        table.add_row(
-            STAR if exp.favourite else "",
-            view.id,
-            escape(exp.name),
-            escape(owner),
-            escape(roles_cell(view)),
-            f"{view.created_at:%Y-%m-%d %H:%M}",
-            escape(exp.note),
-        )
-    return table
+EXPERIMENT_COLUMNS = [  # dropped on a narrow screen: created first, then owner, then roles
+    Column("star", ""),
+    Column("id", "id"),
+    Column("name", "name", shrink_to=16),
+    Column("owner", "owner", shrink_to=8, drop=2),
+    Column("roles", "roles", shrink_to=14, drop=3),
+    Column("created", "created", drop=1),
+    Column("note", "note", shrink_to=16, drop=4),
+]
+
+
+def experiments_table(views: list[ExperimentView], user: str, width: int) -> Table:
+    """One line per experiment within `width` cells; the note and long fields end in an
+    ellipsis, ids stay whole (`--json` has every field in full)."""
+    rows = [
+        {
+            "star": STAR if view.experiment.favourite else "",
+            "id": view.id,
+            "name": view.experiment.name,
+            "owner": view.owner + (" (you)" if view.owner == user else ""),
+            "roles": roles_cell(view),
+            "created": f"{view.created_at:%Y-%m-%d %H:%M}",
+            "note": view.experiment.note or "",
+        }
+        for view in views
+    ]
+    return fitted_table("Experiments", EXPERIMENT_COLUMNS, rows, width)
 
 
 def roles_cell(view: ExperimentView) -> str:
@@ -37,10 +49,10 @@ def roles_cell(view: ExperimentView) -> str:
     exp = view.experiment
     if view.is_grid:
         w = exp.world
-        return f"grid: {w.agents} agents, {w.width}x{w.height}, radius {w.radius}"
+        return f"grid: {count(w.agents, 'agent')}, {w.width}x{w.height}, radius {w.radius}"
     if view.is_network:
         net = exp.network
-        return f"network: {net.graph.get('type')}, {net.rounds} rounds, {net.scenario}"
+        return f"network: {net.graph.get('type')}, {count(net.rounds, 'round')}, {net.scenario}"
     return ", ".join(r.name for r in exp.roles)
 
 
@@ -50,9 +62,9 @@ def grid_detail(exp) -> list:
     where = "given cells" if w.positions is not None else "random cells (from the run's seed)"
     parts: list = [
         Text(
-            f"kind grid: {w.agents} agents on {w.width} x {w.height}"
-            f"{' torus' if w.torus else ' (bounded)'}, message radius {w.radius}, {w.steps} "
-            f"steps, {where}; initial memory {w.initial_memory!r}"
+            f"kind grid: {count(w.agents, 'agent')} on {w.width} x {w.height}"
+            f"{' torus' if w.torus else ' (bounded)'}, message radius {w.radius}, "
+            f"{count(w.steps, 'step')}, {where}; initial memory {w.initial_memory!r}"
         )
     ]
     for stage in ("message", "memory", "move"):
@@ -88,7 +100,7 @@ def experiment_detail(view: ExperimentView) -> Group:
             head,
             Text(
                 f"kind network: graph {graph}; agents {net.agents}; scenario {net.scenario}; "
-                f"round 0 from the table, then {net.rounds} rounds"
+                f"round 0 from the table, then {count(net.rounds, 'round')}"
             ),
         )
     parts: list = [head, Panel(escape(exp.starting_message), title="starting message")]

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
-from rich.text import Text
 
+from simulator.cli.fit_table import Column, fitted_table
 from simulator.cli.live import role_colour
 from simulator.domain.clock import as_datetime
 from simulator.domain.fork import point_text
 from simulator.domain.grid_experiment import is_grid
-from simulator.domain.invisible_chars import pieces, visible
+from simulator.domain.invisible_chars import pieces
 from simulator.domain.network_experiment import THEORY, is_network
 
 
@@ -27,18 +27,18 @@ def shown(text: str | None) -> str:
     )
 
 
-COLUMNS = (
-    "star",
-    "id",
-    "experiment",
-    "owner",
-    "status",
-    "agents",
-    "messages",
-    "days",
-    "speaker",
-    "created",
-)
+COLUMNS = [  # dropped on a narrow screen: days first, then created, speaker, owner, agents
+    Column("star", ""),
+    Column("id", "id"),
+    Column("experiment", "experiment", drop=6),
+    Column("owner", "owner", shrink_to=8, drop=4),
+    Column("status", "status"),
+    Column("agents", "agents", shrink_to=12, drop=5),
+    Column("messages", "messages"),
+    Column("days", "days", drop=1),
+    Column("speaker", "speaker", shrink_to=10, drop=3),
+    Column("created", "created", drop=2),
+]
 
 
 def listing_row(doc: dict) -> dict[str, str]:
@@ -103,37 +103,10 @@ def _network_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
     }
 
 
-def conversations_table(docs: list[dict]) -> Table:
-    """Every field in one row per conversation; ids never wrap or shrink."""
-    table = Table(title="Conversations")
-    rows = [listing_row(doc) for doc in docs]
-    for key in COLUMNS:
-        widest = max((len(r[key]) for r in rows), default=0)
-        table.add_column(
-            "" if key == "star" else key,
-            no_wrap=key != "agents",
-            # the whole id, always: a cut id is one nobody can paste
-            min_width=widest if key in ("id", "experiment") else None,
-        )
-    for row in rows:
-        table.add_row(*(Text(visible(value)) for value in row.values()))
-    return table
-
-
-def conversations_lines(docs: list[dict]) -> Group:
-    """The narrow-screen form: two lines per conversation, the full id first."""
-    lines = []
-    for row in (listing_row(doc) for doc in docs):
-        head = Text(row["id"], style="bold")
-        head.append(f" {row['star']}" if row["star"] else "")
-        days = "1 day" if row["days"] == "1" else f"{row['days']} days"
-        head.append(f"  {row['status']}  {row['messages']} messages · {days} · ")
-        head.append(row["speaker"])
-        tail = Text(f"  {row['experiment']} · ")
-        tail.append(visible(row["owner"]))
-        tail.append(f" · {visible(row['agents'])} · {row['created']}", style="dim")
-        lines += [head, tail]
-    return Group(*lines)
+def conversations_table(docs: list[dict], width: int) -> Table:
+    """One line per conversation within `width` cells; long fields end in an ellipsis, ids stay
+    whole, and the least needed columns are left out when the screen is narrow."""
+    return fitted_table("Conversations", COLUMNS, [listing_row(doc) for doc in docs], width)
 
 
 def natural_width(console: Console, renderable: object) -> int:
@@ -144,13 +117,7 @@ def natural_width(console: Console, renderable: object) -> int:
 
 
 def print_conversations(console: Console, docs: list[dict]) -> None:
-    """The table when it fits the screen; else the two-line form (a squeezed table cuts ids)."""
-    table = conversations_table(docs)
-    if natural_width(console, table) <= console.width:
-        console.print(table)
-    else:
-        console.print(Text("Conversations", style="bold"))
-        console.print(conversations_lines(docs))
+    console.print(conversations_table(docs, console.width))
 
 
 def show_transcript(console: Console, data: dict) -> None:

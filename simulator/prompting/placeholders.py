@@ -11,14 +11,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
+from simulator.domain.plural import inflect_engine
 from simulator.domain.verbs import is_base_form, third_person_singular
 
 if TYPE_CHECKING:
-    import inflect
-
     from simulator.domain.experiment import Experiment
 
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]*)>")
@@ -37,27 +35,7 @@ class RoleLike(Protocol):
     tag: str
 
 
-@lru_cache(maxsize=1)
-def _inflect() -> inflect.engine:
-    """inflect, imported without typeguard's instrumentation.
-
-    inflect decorates its engine with typeguard's `@typechecked`, which re-parses inflect's
-    source 23 times at import (1.7 s on every CLI start). The checks are a debugging aid, so
-    the decorator is swapped for the identity while inflect is imported; behaviour is unchanged.
-    """
-    import typeguard
-
-    original = typeguard.typechecked
-
-    def passthrough(target=None, **_options):
-        return target if target is not None else (lambda inner: inner)
-
-    typeguard.typechecked = passthrough
-    try:
-        import inflect
-    finally:
-        typeguard.typechecked = original
-    return inflect.engine()
+_inflect = inflect_engine  # the grammar engine, shared with every count shown to users
 
 
 def known_placeholders(experiment: Experiment) -> list[str]:

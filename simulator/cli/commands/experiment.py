@@ -78,7 +78,7 @@ def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> No
             "llm-sim experiment create prompts/experiments/prison.yaml"
         )
     else:
-        app.console.print(experiments_table(views, app.user))
+        app.console.print(experiments_table(views, app.user, app.console.width))
     if note:  # with --json on stderr, so standard output stays one JSON document
         (app.err if as_json else app.console).print(note, markup=False)
 

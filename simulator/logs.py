@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections import deque
 from datetime import datetime
 from pathlib import Path
 
@@ -70,13 +71,76 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def start_session_logs(base: Path) -> Path | None:
-    """Create `base/<timestamp>_<pid>/` with info.log and debug.log; None if not writable."""
-    folder = base / f"{datetime.now():%Y-%m-%dT%H-%M-%S}_{os.getpid()}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
+HELD_RECORDS = 10_000  # records kept in memory until the folder is made (the oldest go first)
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class SessionLog(logging.Handler):
+    """One CLI session's info.log and debug.log, in `base/<timestamp>_<pid>/`.
+
+    The folder is made only when the session has something worth keeping: a run starts
+    (`keep_session_logs()`), or a record of WARNING or above arrives. Until then records are
+    held in memory, already redacted, and written first when the folder is made; a session that
+    only printed help, a version or a list leaves no folder behind."""
+
+    def __init__(self, base: Path) -> None:
+        super().__init__(logging.DEBUG)
+        self.base = base
+        self.folder: Path | None = None
+        self._held: deque[logging.LogRecord] = deque(maxlen=HELD_RECORDS)
+        self._files: list[logging.Handler] = []
+        self._unwritable = False
+        self._redact = RedactingFilter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._redact.filter(record)  # now: a held record keeps no secret and no live arguments
+        if not self._files and record.levelno >= logging.WARNING:
+            self.keep()
+        if self._files:
+            self._write(record)
+        elif not self._unwritable:
+            self._held.append(record)
+
+    def keep(self) -> Path | None:
+        """Make the folder (once) and write what was held; None if it cannot be written."""
+        if self._files or self._unwritable:
+            return self.folder
+        folder = self.base / f"{datetime.now():%Y-%m-%dT%H-%M-%S}_{os.getpid()}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            self._unwritable = True
+            self._held.clear()
+            return None
+        self.folder = folder
+        for name, level in (("info.log", logging.INFO), ("debug.log", logging.DEBUG)):
+            handler = logging.FileHandler(folder / name, encoding="utf-8", delay=True)
+            handler.setLevel(level)
+            handler.setFormatter(logging.Formatter(FORMAT))
+            handler.addFilter(RedactingFilter())
+            self._files.append(handler)
+        while self._held:
+            self._write(self._held.popleft())
+        return folder
+
+    def _write(self, record: logging.LogRecord) -> None:
+        for handler in self._files:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+    def close(self) -> None:
+        for handler in self._files:
+            handler.close()
+        self._held.clear()
+        super().close()
+
+
+_session: SessionLog | None = None
+
+
+def start_session_logs(base: Path) -> SessionLog:
+    """Route this process's records to a session log under `base` (made when first needed)."""
+    global _session
     calls = log_calls_requested()
     # Third-party loggers inherit the root's level: WARNING, so their per-request records are
     # never built. Our own namespace keeps DEBUG, except the per-call logger.
@@ -87,15 +151,17 @@ def start_session_logs(base: Path) -> Path | None:
         logging.getLogger(name).setLevel(logging.NOTSET)  # follow the root, both ways
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(logging.WARNING)
-    root = logging.getLogger()
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for name, level in (("info.log", logging.INFO), ("debug.log", logging.DEBUG)):
-        handler = logging.FileHandler(folder / name, encoding="utf-8", delay=True)
-        handler.setLevel(level)
-        handler.setFormatter(fmt)
-        handler.addFilter(RedactingFilter())
-        root.addHandler(handler)
-    return folder
+    _session = SessionLog(base)
+    logging.getLogger().addHandler(_session)
+    return _session
+
+
+def keep_session_logs() -> Path | None:
+    """A run is starting: its session's records are worth a folder. The folder, or None when
+    no session log was started or its folder cannot be written."""
+    if _session is None or _session not in logging.getLogger().handlers:
+        return None
+    return _session.keep()
 
 
 def log_calls_requested() -> bool:

@@ -39,7 +39,9 @@ def config_dir() -> Path:
 
 
 def log_dir() -> Path:
-    return Path(os.environ.get("SIM_LOG_DIR") or "logs")
+    """Where session logs go: SIM_LOG_DIR, else the user's log directory (never the current
+    folder, which a command run from anywhere would litter)."""
+    return Path(os.environ.get("SIM_LOG_DIR") or platformdirs.user_log_dir(APP_NAME))
 
 
 def default_store_path() -> Path:

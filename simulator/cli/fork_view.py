@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simulator.cli.context import AppContext
-from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import LiveView, run_access
 from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
@@ -99,6 +99,7 @@ def run_fork(app: AppContext, plan: forks.ForkPlan, as_json: bool = False) -> li
     commands and the menu share it); Ctrl-C stops at once (KeyboardInterrupt), what is stored
     stays, the one running marked interrupted."""
     live = _Live(app, plan.kind, as_json)
+    runs = StoppedRuns(live)
     llms = run_access(app.err, as_json)
     total = len(plan.specs)
 
@@ -114,14 +115,16 @@ def run_fork(app: AppContext, plan: forks.ForkPlan, as_json: bool = False) -> li
         try:
             await forks.preflight(plan, llms)
             docs = forks.create(app.store, plan, app.user)
+            for doc in docs:
+                runs.add(doc["_id"])
             if not as_json and total > 1:
                 app.err.print(f"{total} continuations: {', '.join(d['_id'] for d in docs)}")
-            return await forks.run_all(app.store, docs, llms, live, stop, done)
+            return await forks.run_all(app.store, docs, llms, runs, stop, done)
         finally:
             live.close()
             await llms.aclose()
 
-    return run_until_stopped(go, app.err)
+    return run_until_stopped(go, app.err, runs)
 
 
 def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
@@ -138,16 +141,18 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
     app.store.conversations.require_owner(run_id, app.user, "resume")
     kind = replays.kind_of(doc)
     live = _Live(app, kind, as_json)
+    runs = StoppedRuns(live)
+    runs.add(run_id)
     llms = run_access(app.err, as_json)
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
-            return await replays.RUNNERS[kind](app.store, run_id, llms, on_event=live, stop=stop)
+            return await replays.RUNNERS[kind](app.store, run_id, llms, on_event=runs, stop=stop)
         finally:
             live.close()
             await llms.aclose()
 
-    outcome = run_until_stopped(go, app.err)
+    outcome = run_until_stopped(go, app.err, runs)
     if as_json:
         print_run_json(app, outcome, kind)
     else:

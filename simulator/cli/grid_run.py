@@ -9,7 +9,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.grid_live import GridLiveView
-from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.domain.grid_experiment import GridSpec
@@ -135,19 +135,21 @@ def run_grid_cli(
     spec = grid_runs.build_spec(view, llm=llm, seed=seed, world=world)
     live = GridLiveView.for_output(app.console, as_json)
     llms = run_access(app.err, as_json, pools)
+    runs = StoppedRuns(live)
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
             await grid_runs.preflight(spec, llms)
             doc = grid_runs.create(app.store, view, spec, app.user)
-            return await grid_runs.run(app.store, doc["_id"], llms, on_event=live, stop=stop)
+            runs.add(doc["_id"])
+            return await grid_runs.run(app.store, doc["_id"], llms, on_event=runs, stop=stop)
         finally:
             live.close()
             await llms.aclose()
 
     if not as_json:
         print_header(app, spec)
-    outcome = run_until_stopped(go, app.err)
+    outcome = run_until_stopped(go, app.err, runs)
     if as_json:
         print_run_json(app, outcome, "grid")
     return outcome

@@ -9,10 +9,12 @@ import click
 
 from simulator import __version__
 from simulator.cli.context import AppContext
+from simulator.cli.interrupts import Stopped, Terminated, sigterm_ends_the_command
 from simulator.cli.lazy_group import LazyGroup
-from simulator.errors import UserError
+from simulator.errors import StoreUnavailable, UserError
 from simulator.logs import redact, start_session_logs
 from simulator.settings import load_env_file, log_dir
+from simulator.store.outage import classify
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,14 @@ def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | Non
         run_interactive(app)
 
 
+def _store_unavailable(exc: StoreUnavailable) -> None:
+    """One sentence: which store stopped taking writes, that nothing stored is lost, what to do
+    (exit status 75); the traceback goes to the session log only."""
+    log.error("store unavailable: %s", exc.render(), exc_info=exc)
+    click.echo(redact(exc.render()), err=True)
+    sys.exit(exc.exit_code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a UserError becomes one readable paragraph and exit status 2."""
     load_env_file()
@@ -71,22 +81,38 @@ def main(argv: list[str] | None = None) -> None:
         "llm-sim %s: %s", __version__, redact(" ".join(sys.argv[1:] if argv is None else argv))
     )
     try:
-        cli.main(args=argv, prog_name="llm-sim", auto_envvar_prefix="SIM", standalone_mode=False)
+        with sigterm_ends_the_command():
+            cli.main(
+                args=argv, prog_name="llm-sim", auto_envvar_prefix="SIM", standalone_mode=False
+            )
     except UserError as exc:
         log.error("user error: %s", exc.render())
         click.echo(f"Error: {redact(exc.render())}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except StoreUnavailable as exc:
+        _store_unavailable(exc)
+    except Terminated as exc:
+        if not exc.announced:
+            click.echo("Stopped (SIGTERM).", err=True)
+        sys.exit(exc.code)
+    except click.exceptions.Abort as exc:
+        if not isinstance(exc.__cause__, Stopped):  # a stopped run printed its own line
+            click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("\nInterrupted.", err=True)
+    except KeyboardInterrupt as exc:
+        if not isinstance(exc, Stopped):
+            click.echo("\nInterrupted.", err=True)
         sys.exit(130)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        outage = classify(exc)
+        if outage is None:
+            raise
+        _store_unavailable(outage)
     finally:
         if folder is not None:
             log.debug("session log folder %s", folder)

@@ -9,7 +9,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.grid_sweep_options import numbers
-from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.domain.network_experiment import NetworkSpec
@@ -159,19 +159,20 @@ def run_network_cli(
         )
     spec = network_runs.build_spec(view, llm=llm, seed=seed, settings=settings, theory=theory)
     llms = run_access(app.err, as_json, pools)
-    on_event = round_printer(app, as_json)
+    runs = StoppedRuns(round_printer(app, as_json))
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
             await network_runs.preflight(spec, llms)
             doc = network_runs.create(app.store, view, spec, app.user)
-            return await network_runs.run(app.store, doc["_id"], llms, on_event, stop)
+            runs.add(doc["_id"])
+            return await network_runs.run(app.store, doc["_id"], llms, runs, stop)
         finally:
             await llms.aclose()
 
     if not as_json:
         print_header(app, spec)
-    outcome = run_until_stopped(go, app.err)
+    outcome = run_until_stopped(go, app.err, runs)
     if as_json:
         print_run_json(app, outcome, "network")
     return outcome

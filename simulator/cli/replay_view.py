@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from simulator.cli.context import AppContext
-from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.domain.replay_verdict import Verdict
 from simulator.services import replays
@@ -18,6 +18,7 @@ def replay_cli(
     """Check the original and the model, store and run the replay, print the verdict."""
     plan = replays.plan(app.store, run_id, llm)
     llms = run_access(app.err, as_json)
+    runs = StoppedRuns()
 
     def header(checked: replays.ReplayPlan) -> None:
         if as_json:
@@ -30,12 +31,19 @@ def replay_cli(
     async def go(stop: asyncio.Event) -> ReplayResult:
         try:
             return await replays.replay(
-                app.store, plan, llms, app.user, force=force, stop=stop, on_checked=header
+                app.store,
+                plan,
+                llms,
+                app.user,
+                force=force,
+                on_event=runs,
+                stop=stop,
+                on_checked=header,
             )
         finally:
             await llms.aclose()
 
-    result = run_until_stopped(go, app.err)
+    result = run_until_stopped(go, app.err, runs)
     if as_json:
         app.print_json(
             {

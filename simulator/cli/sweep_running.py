@@ -56,16 +56,7 @@ def run_sweep(
             finally:
                 await llms.aclose()
 
-    try:
-        progress = run_until_stopped(go, app.err)
-    except KeyboardInterrupt:
-        counts = service.status(app.store, sweep_id)["counts"]
-        app.err.print(
-            f"Stopped: {counts['done']} done, {counts['interrupted']} interrupted (resumable). "
-            f"Finish it with llm-sim sweep resume {sweep_id}",
-            markup=False,
-        )
-        raise
+    progress = run_until_stopped(go, app.err, _SweepNote(app, sweep_id))
     status = service.status(app.store, sweep_id)
     if as_json:
         app.print_json(status)
@@ -76,3 +67,21 @@ def run_sweep(
             f"{status['counts']['failed']} conversation(s) failed; retry them with "
             f"llm-sim sweep retry-failed {sweep_id}"
         )
+
+
+class _SweepNote:
+    """What a stopped sweep says: its counts, and `sweep resume`."""
+
+    def __init__(self, app: AppContext, sweep_id: str) -> None:
+        self._app = app
+        self._sweep_id = sweep_id
+
+    def line(self) -> str:
+        counts = service.status(self._app.store, self._sweep_id)["counts"]
+        return (
+            f"Stopped: {counts['done']} done, {counts['interrupted']} interrupted (resumable). "
+            f"Finish it with llm-sim sweep resume {self._sweep_id}"
+        )
+
+    def resume(self) -> str:
+        return f"run `llm-sim sweep resume {self._sweep_id}`"

@@ -64,14 +64,34 @@ async def run_world(run: StepRun, world: World) -> str:
     except StepFailed as exc:
         return _finished(run, "failed", str(exc))
     except (asyncio.CancelledError, KeyboardInterrupt):
-        _finished(run, "interrupted", "stopped by the user")
+        _interrupted(run, "stopped by the user")
         raise
     except TranscriptTaken:
         raise  # another worker owns the run now: nothing of ours to write
     except Exception as exc:
+        outage = recorder.store.outage(exc)
+        if outage is not None:  # a full disk, a server gone: not the run's fault
+            _interrupted(run, f"stopped: {outage.what}")
+            if outage is exc:
+                raise
+            raise outage from exc
         # never leave a run `running` behind an unexpected error
         recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
         raise
+
+
+def _interrupted(run: StepRun, why: str) -> None:
+    """Mark the run `interrupted` if the store still takes the write; when it does not (its
+    disk full, its server gone), the run stays `running` with its lease, which a resume takes
+    over as it takes over a killed run's."""
+    store = run.recorder.store
+    if store.unreachable is None:
+        try:
+            run.recorder.mark("interrupted", why)
+        except Exception as exc:
+            if store.outage(exc) is None:
+                raise
+    run.on_event(ev.ConversationFinished(run.run_id, "interrupted", None, run.recorder.counters))
 
 
 def _finished(run: StepRun, status: str, why: str) -> str:

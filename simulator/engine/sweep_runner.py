@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from simulator.engine.recorder import TranscriptTaken
+from simulator.errors import StoreUnavailable
 from simulator.llm.access import LLMAccess
 from simulator.store.repositories.sweeps import worker_identity
 from simulator.store.store import Store
@@ -104,14 +105,28 @@ class SweepRunner:
         self._started = time.monotonic()
         self._start_finished = 0
         self._last_progress = 0.0
+        self.outage: StoreUnavailable | None = None  # the store stopped taking writes
 
     async def run(self) -> SweepProgress:
+        """Run until nothing is left to claim (or `stop`); StoreUnavailable when the store
+        stops taking writes, after every conversation here has stopped resumable."""
+        try:
+            return await self._run()
+        except Exception as exc:
+            outage = self.store.outage(exc)
+            if outage is None:
+                raise
+            if outage is exc:
+                raise
+            raise outage from exc
+
+    async def _run(self) -> SweepProgress:
         self.store.sweeps.expire_dead_local_leases(self.sweep_id)
         counts = self._recount(time.monotonic())
         self._start_finished = counts.get("done", 0) + counts.get("failed", 0)
         heart = asyncio.create_task(self._heartbeat())
         try:
-            while True:
+            while self.outage is None:
                 if not self.stop.is_set():
                     self._fill()
                 if not self._active:
@@ -134,6 +149,8 @@ class SweepRunner:
                 task.cancel()
             if self._active:
                 await asyncio.gather(*self._active.values(), return_exceptions=True)
+        if self.outage is not None:
+            raise self.outage
         return self._report(force=True)
 
     def _fill(self) -> None:
@@ -157,13 +174,41 @@ class SweepRunner:
             log.warning("lease lost: %s", exc)
             return "taken"
         except Exception as exc:  # an engine bug must not stop the sweep: record and go on
+            outage = self.store.outage(exc)
+            if outage is not None:  # but a store that takes no writes stops it, resumable
+                self._stop_for(outage)
+                return "stopped"
             log.exception("conversation %s crashed", conversation_id)
-            self.store.conversations.set_status(
-                conversation_id, "failed", f"internal error: {exc!r}", self.worker
+            self._write(
+                self.store.conversations.set_status,
+                conversation_id,
+                "failed",
+                f"internal error: {exc!r}",
+                self.worker,
             )
             return "failed"
         finally:
-            self.store.sweeps.release(conversation_id, self.worker)
+            self._write(self.store.sweeps.release, conversation_id, self.worker)
+
+    def _write(self, write: Callable[..., object], *args: object) -> None:
+        """A status or lease write, skipped once the server is known gone; an outage it
+        meets stops the sweep (the lease then expires: at once for a dead local process)."""
+        if self.store.unreachable is not None:
+            return
+        try:
+            write(*args)
+        except Exception as exc:
+            outage = self.store.outage(exc)
+            if outage is None:
+                raise
+            self._stop_for(outage)
+
+    def _stop_for(self, outage: StoreUnavailable) -> None:
+        """Stop claiming and cancel what runs here: each conversation stops resumable."""
+        if self.outage is None:
+            log.warning("sweep %s stops: %s", self.sweep_id, outage.what)
+            self.outage = outage
+        self.stop.set()
 
     def _count_call(self, call: dict) -> None:
         self._calls += 1
@@ -187,9 +232,16 @@ class SweepRunner:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             for conversation_id, task in list(self._active.items()):
-                ok = self.store.sweeps.heartbeat(
-                    conversation_id, self.worker, int(self.lease_ttl_s * 1000)
-                )
+                try:
+                    ok = self.store.sweeps.heartbeat(
+                        conversation_id, self.worker, int(self.lease_ttl_s * 1000)
+                    )
+                except Exception as exc:
+                    outage = self.store.outage(exc)
+                    if outage is None:
+                        raise
+                    self._stop_for(outage)
+                    return
                 if not ok and not task.done():
                     log.warning(
                         "lease on %s lost; stopping that conversation here", conversation_id

@@ -124,6 +124,16 @@ class GroupCommit:
             batch, self._pending = self._pending, []
             _settle(batch, self._write_batch(batch))
 
+    def abandon(self, reason: BaseException) -> None:
+        """Fail what is queued without writing it (the server is gone: each try would wait
+        out its timeout); the writers already heard the same failure or were cancelled."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._pending = self._pending, []
+        if not self.loop.is_closed():  # else nobody is left to hear it
+            _settle(batch, [reason] * len(batch))
+
     def close(self) -> None:
         """Write what is queued and stop the writer thread."""
         self.flush_now()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from simulator.errors import StoreUnavailable
 from simulator.store.database import Connection, open_database
 from simulator.store.foreign import (
     REFERENCE_COLLECTIONS,
@@ -14,6 +15,7 @@ from simulator.store.foreign import (
 )
 from simulator.store.group_commit import GroupCommit
 from simulator.store.migrations import migrate
+from simulator.store.outage import classify
 from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
@@ -40,6 +42,8 @@ class Store:
     network_rounds: NetworkRoundsRepository
     memories: MemoriesRepository
     _group_commit: GroupCommit | None = field(default=None, repr=False)
+    # set once the server is known gone: every further write would wait out the timeout
+    unreachable: StoreUnavailable | None = field(default=None, repr=False)
 
     def group_commit(self) -> GroupCommit:
         """The batched writer of the running event loop: a sweep's conversations share it, so
@@ -55,8 +59,18 @@ class Store:
     def db(self):
         return self.connection.db
 
+    def outage(self, exc: BaseException) -> StoreUnavailable | None:
+        """The store outage behind `exc` (a full disk, a server gone), else None; a server
+        gone is remembered, so that nothing waits for it again (see `unreachable`)."""
+        found = classify(exc, self.connection.kind, self.connection.location)
+        if found is not None and found.server_lost:
+            self.unreachable = found
+        return found
+
     def close(self) -> None:
         if self._group_commit is not None:
+            if self.unreachable is not None:  # queued writes cannot reach it: drop them
+                self._group_commit.abandon(self.unreachable)
             self._group_commit.close()
             self._group_commit = None
         self.connection.close()

@@ -7,7 +7,6 @@ least repetitive for SmolLM2 on these prompts, not the experiment's general defa
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import click
 
 from simulator.cli.commands.run import execute
 from simulator.cli.context import AppContext
+from simulator.cli.interrupts import FixedNote, run_until_stopped
 from simulator.cli.params import SEED
 from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
@@ -180,7 +180,11 @@ def announce(app: AppContext, experiment: Experiment, spec: ConversationSpec) ->
     if local:
         app.err.print("Measuring this machine's speed…", markup=False)
         try:
-            pace = asyncio.run(measure_pace(local[0], first_call(experiment, spec)))
+            pace = run_until_stopped(
+                lambda stop: measure_pace(local[0], first_call(experiment, spec)),
+                app.err,
+                FixedNote("Stopped before the conversation was stored; nothing to resume."),
+            )
         except BackendError as exc:  # the run's own preflight then says what to do
             text = f"Estimate: unavailable ({exc})."
         else:

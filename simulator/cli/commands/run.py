@@ -15,7 +15,7 @@ from simulator.cli.grid_run import (
     refuse_grid_flags,
     run_grid_cli,
 )
-from simulator.cli.interrupts import run_until_stopped
+from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import LiveView, run_access
 from simulator.cli.network_run import (
     free_chat_rounds,
@@ -43,13 +43,15 @@ def execute(
     """Preflight the models, store the conversation, run it live; shared with `demo`."""
     live = LiveView.for_output(app.console, as_json)
     llms = run_access(app.err, as_json, pools)
+    runs = StoppedRuns(live)
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
             await conv_service.preflight(spec, llms)
             doc = conv_service.create(app.store, view, spec, app.user)
+            runs.add(doc["_id"])
             return await conv_service.run(
-                app.store, doc["_id"], llms, on_event=live, stop=stop, manual_input=manual_input
+                app.store, doc["_id"], llms, on_event=runs, stop=stop, manual_input=manual_input
             )
         finally:
             live.close()
@@ -57,7 +59,7 @@ def execute(
 
     if not as_json:
         print_header(app, spec)
-    outcome = run_until_stopped(go, app.err)
+    outcome = run_until_stopped(go, app.err, runs)
     if as_json:
         app.print_json(
             {

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import click
 
 from simulator.cli.context import AppContext
+from simulator.cli.interrupts import FixedNote, run_until_stopped
 from simulator.llm.access import LLMAccess
 from simulator.services import scoring
 
@@ -72,7 +71,11 @@ def score(
         finally:
             await llms.aclose()
 
-    result = asyncio.run(go())  # Ctrl-C stops at once; what was scored stays stored
+    stopped = FixedNote(  # Ctrl-C and SIGTERM stop at once; what was scored stays stored
+        "Stopped: what was scored is stored; run the same command again to score the rest.",
+        "run the same command again",
+    )
+    result = run_until_stopped(lambda stop: go(), app.err, stopped)
     if as_json:
         app.print_json(result)
         return

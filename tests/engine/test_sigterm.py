@@ -1,0 +1,169 @@
+"""SIGTERM (`docker stop`, systemd, a batch scheduler) stops a run as Ctrl-C does: the request
+in flight cancelled and its ledger row closed, the run `interrupted`, one line saying how to
+resume, exit status 143 after the cleanup; the resume then finishes it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simulator.cli.interrupts import Terminated, sigterm_ends_the_command
+from simulator.services import conversations as conv_service
+from simulator.services import experiments as exp_service
+from simulator.store.store import open_store_uri
+from simulator.testing import StubLLMServer
+
+REPO = Path(__file__).resolve().parents[2]
+SLOW_S = 120.0  # far longer than any wait below: the stop must not wait for the reply
+MESSAGES = 4
+
+
+def _cli(db: str, stub: StubLLMServer, *args: str) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "SIM_DB": db,
+        "SIM_USER": "alice",
+        "OPENAI_BASE_URL": stub.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "PYTHONPATH": str(REPO),
+    }
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "main.py"), *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _in_flight_rows(db: str) -> list[dict]:
+    store = open_store_uri(db)
+    try:
+        return list(store.db.calls.find({"state": "in_flight"}))
+    finally:
+        store.close()
+
+
+def _wait_for_a_call_in_flight(db: str, proc: subprocess.Popen) -> dict:
+    """Poll the store until the run's ledger holds a row sent and not answered."""
+    deadline = time.monotonic() + 120
+    while True:
+        rows = _in_flight_rows(db)
+        if rows:
+            return rows[0]
+        if proc.poll() is not None:
+            pytest.fail(f"the command ended before a call was in flight: {proc.communicate()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("no call was in flight")
+        time.sleep(0.05)
+
+
+def _terminate(proc: subprocess.Popen) -> tuple[str, str]:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=SLOW_S / 2)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("SIGTERM waited for the reply")
+    assert proc.returncode == 143, err
+    return out, err
+
+
+@pytest.fixture
+def setup(tmp_path, prison_path):
+    db = str(tmp_path / "store")
+    store = open_store_uri(db)
+    exp_id = exp_service.import_yaml(store, prison_path, "alice").id
+    store.close()
+    with StubLLMServer(models=["stub"]) as stub:
+        yield db, exp_id, stub
+
+
+def _parent(db: str, exp_id: str) -> str:
+    """A finished conversation to fork and to replay."""
+    store = open_store_uri(db)
+    try:
+        view = exp_service.get(store, exp_id, "alice")
+        spec = conv_service.build_spec(
+            view, agents="guard=1,prisoner=1", total_messages=MESSAGES, llm="openai:stub", seed=3
+        )
+        return conv_service.create(store, view, spec, "alice")["_id"]
+    finally:
+        store.close()
+
+
+def _finish(db: str, stub: StubLLMServer, conversation_id: str) -> None:
+    proc = _cli(db, stub, "conversation", "resume", conversation_id)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+
+
+def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subprocess.Popen:
+    if command == "run":
+        stub.latency_s = SLOW_S
+        return _cli(db, stub, "run", exp_id, "--agents", "guard=1,prisoner=1", "--messages",
+                    str(MESSAGES), "--llm", "openai:stub")  # fmt: skip
+    parent = _parent(db, exp_id)
+    _finish(db, stub, parent)
+    stub.latency_s = SLOW_S
+    if command == "fork":
+        return _cli(db, stub, "conversation", "fork", parent, "--at", "1:2")
+    return _cli(db, stub, "conversation", "replay", parent)
+
+
+@pytest.mark.parametrize("command", ["run", "fork", "replay"])
+def test_sigterm_stops_a_run_like_ctrl_c_and_resume_finishes_it(setup, command):
+    db, exp_id, stub = setup
+    proc = _started(db, exp_id, stub, command)
+    row = _wait_for_a_call_in_flight(db, proc)
+    run_id = row["conversation_id"]
+    _out, err = _terminate(proc)
+
+    store = open_store_uri(db)
+    try:
+        assert store.conversations.get(run_id)["status"] == "interrupted"
+        [cancelled] = [c for c in store.calls.for_conversation(run_id) if c["_id"] == row["_id"]]
+        assert cancelled["state"] == "failed" and cancelled["error_kind"] == "cancelled"
+        assert not list(store.db.calls.find({"state": "in_flight"}))
+    finally:
+        store.close()
+    lines = [line for line in err.splitlines() if line.startswith("Stopped")]
+    assert lines == [
+        f"Stopped: {run_id} is kept and resumable; continue it with "
+        f"llm-sim conversation resume {run_id}"
+    ], err
+    assert "Traceback" not in err
+
+    stub.latency_s = 0.0
+    _finish(db, stub, run_id)
+    store = open_store_uri(db)
+    try:
+        assert store.conversations.get(run_id)["status"] == "done"
+        calls = store.calls.for_conversation(run_id)
+        assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
+        answered = [(c["day"], c["index"]) for c in calls if c["state"] == "done"]
+        assert len(answered) == len(set(answered))  # no turn asked twice after the resume
+    finally:
+        store.close()
+
+
+def test_sigterm_outside_a_run_ends_the_command_through_its_cleanup():
+    """Between runs (reading the store, a prompt), SIGTERM unwinds like Ctrl-C: `finally`
+    blocks run, so the store is closed, instead of the process vanishing mid-write."""
+    cleaned, before = [], signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated) as stopped, sigterm_ends_the_command():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)  # interrupted at once by the handler
+        finally:
+            cleaned.append(True)
+    assert stopped.value.code == 143 and cleaned == [True]
+    assert signal.getsignal(signal.SIGTERM) == before  # the caller's handler is back

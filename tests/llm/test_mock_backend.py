@@ -20,8 +20,15 @@ async def test_default_replies_are_deterministic_and_numbered():
     a, b = MockBackend("bob"), MockBackend("bob")
     first = await a.chat(MSGS, GenerationParams())
     assert first.text == "[bob] reply 1 to: What do you think about the plan?"
-    assert (await a.chat(MSGS, GenerationParams())).text.startswith("[bob] reply 2 to:")
+    # the same prompt, asked again on a backend other conversations used: the same reply
+    assert (await a.chat(MSGS, GenerationParams())).text == first.text
     assert (await b.chat(MSGS, GenerationParams())).text == first.text
+    later = [
+        *MSGS,
+        {"role": "assistant", "content": first.text},
+        {"role": "user", "content": "And?"},
+    ]
+    assert (await a.chat(later, GenerationParams())).text == "[bob] reply 2 to: And?"
     assert (first.tokens_in, first.tokens_out) == (10, len(first.text.split()))
     assert first.model_identity == {"provider": "mock", "model": "bob"}
     assert (a.endpoint, a.model) == ("mock:bob", "bob")
@@ -42,7 +49,7 @@ async def test_enqueue_scripts_texts_and_faults_then_falls_back():
         await m.chat(MSGS, GenerationParams())
     with pytest.raises(RateLimitedError):
         await m.chat(MSGS, GenerationParams())
-    assert (await m.chat(MSGS, GenerationParams())).text.startswith("[al] reply 4")
+    assert (await m.chat(MSGS, GenerationParams())).text.startswith("[al] reply 1")
     assert len(m.calls) == 4 and m.calls[0].messages == MSGS
 
 

@@ -20,6 +20,11 @@ from simulator.domain.vocabulary import SPEAKER_METHODS as SPEAKER_METHODS  # st
 from simulator.domain.vocabulary import SpeakerMethod
 
 MessageCounting = Literal["agent_turns", "reference"]
+# What the clean text of a reply leaves out (the raw reply is always kept beside it).
+# "speakers": where the reply starts speaking for someone else (prompting/bleed.py).
+# "speakers_echoes": that, and echoes of the instructions and invented day headers in replies
+# and summaries (prompting/echoes.py), which small models write.
+ReplyCleaning = Literal["speakers", "speakers_echoes"]
 MIN_MESSAGES_PER_DAY = 2
 
 
@@ -42,6 +47,7 @@ class ConversationSpec(BaseModel):
     # Each agent's system prompt says its name ("Your name is Guard_1."). Conversations stored
     # before that line existed carry False (migration 003), so a resumed one keeps its prompts.
     agents_know_their_names: bool = True
+    reply_cleaning: ReplyCleaning = "speakers"  # left out of the stored spec when "speakers"
     role_llms: dict[str, LLMChoice]  # role name -> model for its agents
     manager_llm: LLMChoice | None = None
     summarizer_llm: LLMChoice | None = None
@@ -57,9 +63,12 @@ class ConversationSpec(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_default_memory(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """Defaults added after runs were stored stay out, so stored specs and keys keep."""
         data = handler(self)
         if isinstance(data, dict) and self.memory == MemorySettings():
             data.pop("memory", None)
+        if isinstance(data, dict) and self.reply_cleaning == "speakers":
+            data.pop("reply_cleaning", None)
         return data
 
     @model_validator(mode="after")

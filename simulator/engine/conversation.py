@@ -44,7 +44,8 @@ from simulator.prompting.assembly import (
     starting_message,
     summarizer_system_prompt,
 )
-from simulator.prompting.bleed import trim_reply
+from simulator.prompting.bleed import Trimmed, trim_reply
+from simulator.prompting.echoes import clean_echoes
 from simulator.prompting.transcript import (
     Line,
     agent_messages,
@@ -265,6 +266,15 @@ class ChatWorld:
     def done_fields(self) -> dict:
         return {"summaries": self.summaries}  # a resumed run's stored list may lag
 
+    def _without_echoes(self, trimmed: Trimmed, system_prompt: str) -> Trimmed:
+        """`speakers_echoes` cleaning: instructions recited and invented day headers out."""
+        names = [a.name for a in self.agents]
+        roles = [r.name for r in self.run_.experiment.roles]
+        cleaned = clean_echoes(trimmed.text, names, roles, system_prompt)
+        if not cleaned.changed:
+            return trimmed
+        return Trimmed(cleaned.text, True, trimmed.cut_at, trimmed.cut_label)
+
     def _params(self, choice: LLMChoice, turn: int) -> GenerationParams:
         """The conversation seed, offset per call, wraps into the 32-bit seeds backends take."""
         if self.spec.seed is None:
@@ -299,6 +309,8 @@ class ChatWorld:
             )
             reply = await self.calls.one(call)
             trimmed = trim_reply(reply.text, agent.name, agent.role, others, other_roles)
+            if self.spec.reply_cleaning == "speakers_echoes":
+                trimmed = self._without_echoes(trimmed, self.prompts[agent.name])
             if trimmed.text:
                 break
         assert reply is not None and trimmed is not None
@@ -366,6 +378,8 @@ class ChatWorld:
         )
         reply = await self.calls.one(call)
         text = reply.text.strip()
+        if self.spec.reply_cleaning == "speakers_echoes":
+            text = self._without_echoes(Trimmed(text, False), self.summarizer_prompt or "").text
         self.summaries.append(text)
         await run.recorder.record_summary(day, text, reply.text, choice.model, self.summaries)
         run.on_event(ev.DaySummarised(run.conversation_id, day, text))

@@ -103,8 +103,12 @@ def test_the_demo_announces_sampling_and_time_before_it_runs(tmp_path):
     assert done.returncode == 0, done.stderr
     err = done.stderr
     assert "Sampling for mock:demo: " in err and "the experiment's defaults" in err
-    assert err.index("Estimate: a moment") < err.index("messages over 1 day(s)")
+    assert err.index("Estimate: a moment") < err.index("messages over 1 day:")
     assert "Took " in err
+    closing = " ".join(err[err.index("Took ") :].split())
+    assert "show the mechanics, not the behaviour" in closing
+    assert "llm-sim demo --llm ollama:llama3" in closing
+    assert "OPENAI_BASE_URL=http://localhost:8000/v1 llm-sim demo --llm openai:MODEL" in closing
 
 
 @pytest.mark.slow
@@ -118,8 +122,10 @@ def test_the_demo_on_the_bundled_model_says_how_long_and_which_sampling(tmp_path
         "the least repetitive for SmolLM2 on these prompts" in err
     )
     assert "Estimate: about " in err and "measured just now on " in err
-    assert err.index("Estimate: about ") < err.index("messages over 1 day(s)")
+    assert err.index("Estimate: about ") < err.index("messages over 1 day:")
     assert "Took " in err
+    closing = " ".join(err[err.index("Took ") :].split())
+    assert "SmolLM2-135M shows the mechanics" in closing and "ollama:llama3" in closing
     conversation_id = re.search(r"Stored as (conv_[0-9a-z]+)", err).group(1)
     shown = json.loads(
         output_of("conversation", "show", conversation_id, "--json", tmp_path=tmp_path)

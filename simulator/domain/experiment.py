@@ -110,8 +110,10 @@ class Role(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _unique_section_titles(self) -> Role:
+    def _unique_section_titles(self, info: ValidationInfo) -> Role:
         reject_duplicates([s.title for s in self.sections], f"section titles of role {self.name!r}")
+        if not (info.context and info.context.get("stored")):  # a saved one stays readable
+            _starting_prompt_says_something(self)
         return self
 
     @property
@@ -265,6 +267,24 @@ class Experiment(BaseModel):
         for j, section in enumerate(self.summarizer_sections):
             found.append((f"summarizer_sections[{j}].content", section.content))
         return found
+
+
+def _starting_prompt_says_something(role: Role) -> None:
+    """A role's first section is its agents' starting prompt: empty, they would be told nothing
+    of who they are (in the default run, or under a variant)."""
+    first = role.sections[0]
+    empty = [] if first.content.strip() else ["its content"]
+    empty += [
+        f"its variant {name!r}"
+        for name, text in (first.variants or {}).items()
+        if text is not None and not text.strip()
+    ]
+    if empty:
+        raise ValueError(
+            f"the starting prompt of role {role.name!r} (its first section, {first.title!r}) is "
+            f"empty ({empty[0]}); write what the role's agents are told first, or move a "
+            "section with text to the top of the role's sections"
+        )
 
 
 def _section_texts(section: Section, path: str) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from simulator.domain.limits import MAX_EDIT_CHARS
 from simulator.errors import UserError
 
 EDIT_PURPOSE = "researcher_edit"  # the ledger row of an edited message: no model was called
@@ -208,4 +209,13 @@ def parse_edit(text: str | None) -> str | None:
             fix="give the text the agent says at the fork point, or leave --edit out to let "
             "the model speak there again",
         )
-    return text.strip()
+    text = text.strip()
+    if len(text) > MAX_EDIT_CHARS:
+        raise UserError(
+            f"the edited message is {len(text):,} characters long, more than the "
+            f"{MAX_EDIT_CHARS:,} an edit may hold",
+            field="--edit",
+            fix=f"shorten it to at most {MAX_EDIT_CHARS:,} characters (a message is a few "
+            "sentences; a model's reply is capped by max_tokens)",
+        )
+    return text

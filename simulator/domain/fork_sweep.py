@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.domain.ids import content_hash
+from simulator.domain.limits import MAX_EDIT_CHARS
 from simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class ForkBlock(BaseModel):
 
     parent: str | None = Field(default=None, alias="from", min_length=1, max_length=200)
     at: str | None = Field(default=None, min_length=1, max_length=40)
-    edit: str | None = Field(default=None, max_length=100_000)
+    edit: str | None = Field(default=None, max_length=MAX_EDIT_CHARS)
 
     @field_validator("edit")
     @classmethod

@@ -21,6 +21,7 @@ MAX_ROLES = 20  # roles in one experiment
 # on the embedded store takes about half an hour (measured ~60 conversations/s).
 MAX_SWEEP_CONVERSATIONS = 100_000
 MAX_SEED = 2**63 - 1  # seeds are 0..MAX_SEED (a signed 64-bit integer, as servers store them)
+MAX_EDIT_CHARS = 100_000  # a researcher's edited message (`fork --edit`, a fork sweep's edit)
 
 
 def sweep_size(spec, slots: dict[str, list[str]] | None = None) -> int:

@@ -24,6 +24,7 @@ from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.network.agents_table import AgentRow
 from simulator.domain.network.graphs import parse_graph_spec
 from simulator.domain.network.scenario import MAX_ROUNDS, Scenario
+from simulator.errors import UserError
 
 NETWORK_KIND = "network"
 # what a stored network experiment keeps under `spec` (memory only when not the default: the
@@ -96,6 +97,25 @@ class NetworkSettings(BaseModel):
     def _graph(cls, value: dict[str, Any]) -> dict[str, Any]:
         parse_graph_spec(value, "network.graph")  # a UserError names the field and the fix
         return value
+
+
+def check_free_chat(chosen: NetworkSettings) -> None:
+    """Free-chat rounds exist and are named once: a round past the last would never chat, and
+    `--rounds` or a sweep can shorten a run after the experiment was written. Checked where an
+    experiment file is read and where a run is planned (not on every stored read, so an older
+    experiment stays readable)."""
+    seen: set[int] = set()
+    for t in chosen.free_chat:
+        if not 1 <= t <= chosen.rounds or t in seen:
+            last = "round 1" if chosen.rounds == 1 else f"rounds 1..{chosen.rounds}"
+            problem = "is named twice" if t in seen else f"is not one of the run's {last}"
+            raise UserError(
+                f"free-chat round {t} {problem}",
+                field="network.free_chat",
+                fix=f"list each free-chat round once, within 1..{chosen.rounds} (the rounds "
+                "after round 0), or raise network.rounds",
+            )
+        seen.add(t)
 
 
 class NetworkExperiment(BaseModel):

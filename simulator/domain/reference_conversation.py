@@ -26,6 +26,7 @@ from simulator.domain.reference_source import (
     oid_text,
     parse_datetime,
     source_block,
+    text_of,
 )
 
 RESEARCHER = "Researcher"
@@ -97,7 +98,9 @@ def convert_conversation(
     ordered = _ordered_messages([by_id[i] for i in ids])
     openings, turns = _split_openings(ordered, days)
     created = parse_datetime(doc["creation_date"], "creation_date")
-    start = convert_text(str(doc["starting_message"]), parent.role_tags, notes)
+    start = convert_text(
+        text_of(doc["starting_message"], "the starting message"), parent.role_tags, notes
+    )
     if openings.get(1) is not None and openings[1] != doc["starting_message"]:
         notes.add("the first day's opening differs from the conversation's starting message")
     agents, roles = _agents(turns, counts, parent.experiment, choice, notes)
@@ -198,6 +201,8 @@ def _ordered_messages(messages: list[dict]) -> list[dict]:
         for key in ("index", "day"):
             if not isinstance(message[key], int) or isinstance(message[key], bool):
                 raise Unconvertible(f"message {oid_text(message['_id'])} has a non-integer {key}")
+        for key in ("content", "speaker"):
+            text_of(message[key], f"the {key} of message {oid_text(message['_id'])}")
     return sorted(messages, key=lambda m: (m["day"], m["index"]))
 
 

@@ -24,6 +24,7 @@ from simulator.domain.reference_source import (
     first_error,
     oid_text,
     parse_datetime,
+    text_of,
 )
 
 # utility/consts.py MAX_CONTEXT_LEN: the reference built every Ollama model from a Modelfile
@@ -159,7 +160,7 @@ def ref_sections(docs: Any, where: str, offset: int) -> list[_RefSection]:
             _RefSection(
                 index,
                 doc["title"].strip(),
-                str(doc.get("content") or ""),
+                text_of(doc.get("content") or "", f"the content of section {doc['title']!r}"),
                 str(doc.get("type") or ""),
                 str(doc.get("role") or ""),
                 offset + i,
@@ -271,7 +272,9 @@ def convert_experiment(doc: dict, owner_ok: Any = None) -> ExperimentImport:
         "name": _experiment_name(note, roles, created),
         "note": note,
         "favourite": bool(doc.get("favourite")),
-        "starting_message": convert_text(str(doc["starting_message"]), role_tags, notes),
+        "starting_message": convert_text(
+            text_of(doc["starting_message"], "the starting message"), role_tags, notes
+        ),
         "llms": [choice for _, choice in llms],
         "roles": roles,
         "shared_sections": shared,

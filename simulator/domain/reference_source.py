@@ -35,6 +35,18 @@ def oid_text(value: Any) -> str:
     return text.lower()
 
 
+def text_of(value: Any, what: str) -> str:
+    """A text field as the reference stored it; anything else (a number, a list, a mapping such
+    as {"$gt": 1}) makes the document unconvertible instead of being stored as its repr."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        raise Unconvertible(f"{what} is null, not text")
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    raise Unconvertible(f"{what} is {type(value).__name__} {shown}, not text")
+
+
 def source_block(source_id: str, db_name: str) -> dict:
     return {"tool": TOOL, "id": source_id, "db": db_name}
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
+from simulator.domain.model_strings import has_hidden_characters
 
 if TYPE_CHECKING:
     from simulator.domain.sweep import SweepSpec
@@ -33,7 +34,10 @@ def to_llm_choice(experiment: Experiment, model: str) -> LLMChoice:
 
 def resolve_llm(experiment: Experiment, model: str) -> tuple[LLMChoice, str | None]:
     """An LLM choice for a model string, and a sentence saying which defaults were applied
-    when the experiment does not list that model (None when it does)."""
+    when the experiment does not list that model (None when it does). A control character in
+    `model` is refused as a new entry's would be (a ValidationError), not stripped away."""
+    if has_hidden_characters(model):
+        LLMChoice(model=model)  # raises the ValidationError every caller reports
     model = model.strip()
     for choice in experiment.llms:  # an entry's label first, then its model string
         if choice.key == model:

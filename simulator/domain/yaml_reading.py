@@ -35,6 +35,7 @@ def read_yaml_file(path: str | Path) -> tuple[Any, dict[tuple, yaml.Mark]]:
     """
     path = Path(path)
     text = _read_text(path)
+    _check_printable(text, str(path))
     loader = _StrictLoader(text, str(path))
     try:
         node = loader.get_single_node()
@@ -82,6 +83,28 @@ def _read_text(path: Path) -> str:
         raise UserError(
             f"cannot read {name!r}: {reason}", fix="check the path and the file"
         ) from None
+
+
+_CHARACTER_NAMES = {0: "NUL", 0x1B: "ESC", 0x7F: "DEL", 0xFFFE: "a noncharacter"}
+
+
+def _check_printable(text: str, name: str) -> None:
+    """YAML allows no control character but tab and line breaks; PyYAML would raise its own
+    error while the loader is being built, so the first one is named here with its place."""
+    found = yaml.reader.Reader.NON_PRINTABLE.search(text)
+    if found is None:
+        return
+    start = found.start()
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    code = ord(found.group())
+    label = f"U+{code:04X}" + (f" ({_CHARACTER_NAMES[code]})" if code in _CHARACTER_NAMES else "")
+    raise UserError(
+        f"{name}, line {line}, column {column}: the control character {label} is not allowed "
+        "in a YAML file (only tab and line breaks are)",
+        fix="delete that character (an editor may show it as ^@ or a box); a file that holds "
+        "many of them is not a YAML text file: save it as plain UTF-8 text",
+    )
 
 
 def _not_regular(name: str, mode: int) -> UserError:

@@ -24,7 +24,7 @@ from simulator.llm.base import FatalBackendError
 from simulator.services import chat_memory
 from simulator.services.experiments import ExperimentView, parse_counts
 from simulator.services.memory_blocks import embedder_for
-from simulator.store import cascade, lineage
+from simulator.store import lineage
 from simulator.store.lineage import Prefix
 from simulator.store.store import Store
 
@@ -302,36 +302,3 @@ def set_favourite(store: Store, conversation_id: str, user: str, favourite: bool
     store.conversations.get(conversation_id)
     store.users.ensure(user)
     store.users.set_favourite(user, KIND, conversation_id, favourite)
-
-
-def deletion_counts(store: Store, conversation_id: str, user: str) -> cascade.Cascade:
-    """What deleting this conversation would remove; refused unless `user` owns it."""
-    store.conversations.require_owner(conversation_id, user, "delete")
-    forks = [d["_id"] for d in store.conversations.forks_of(conversation_id)]
-    if forks:
-        shown = ", ".join(forks[:5]) + (f" and {len(forks) - 5} more" if len(forks) > 5 else "")
-        raise UserError(
-            f"{conversation_id} has {len(forks)} fork(s) that read their first messages from "
-            f"it ({shown}); deleting it would cut their transcripts",
-            fix="delete the forks first, then this conversation",
-        )
-    return cascade.count_conversation(store.db, conversation_id)
-
-
-def delete_question(conversation_id: str, counts: cascade.Cascade) -> str:
-    """'Delete conv_1 with its 4 messages, 6 calls and 2 summaries?'"""
-    listed = counts.phrase(include_conversations=False)
-    return f"Delete {conversation_id}{f' with its {listed}' if listed else ''}?"
-
-
-def deleted_message(conversation_id: str, counts: cascade.Cascade) -> str:
-    listed = counts.phrase(include_conversations=False)
-    return f"Deleted {conversation_id}{f' with its {listed}' if listed else ''}."
-
-
-def delete(store: Store, conversation_id: str, user: str) -> cascade.Cascade:
-    """Delete a conversation the user owns with its messages, calls, summaries, scores and the
-    stored prompts nothing uses any more. Returns what was removed."""
-    counts = deletion_counts(store, conversation_id, user)
-    cascade.delete_conversation(store.db, conversation_id)
-    return counts

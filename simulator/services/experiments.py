@@ -9,6 +9,7 @@ from simulator.domain.clock import as_datetime
 from simulator.domain.experiment import Experiment
 from simulator.domain.grid_experiment import GridExperiment, is_grid
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
+from simulator.domain.network.experiment_files import check_experiment_files
 from simulator.domain.network_experiment import NetworkExperiment, is_network
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
@@ -97,7 +98,8 @@ def create(
 
 def load_file(path: str | Path) -> AnyExperiment:
     """Read and validate an experiment file whole; touches no store. `kind: grid` at the top
-    makes it a grid experiment; without `kind` it is a group chat."""
+    makes it a grid experiment; without `kind` it is a group chat. A network experiment's
+    named files are read too (relative paths from the file's folder, stored absolute)."""
     data, marks = read_yaml_file(path)
     if not isinstance(data, dict):
         raise UserError(
@@ -105,7 +107,10 @@ def load_file(path: str | Path) -> AnyExperiment:
             f"{type(data).__name__}",
             fix="start the file with the experiment's fields, e.g. 'name: ...'",
         )
-    return validate_data(data, source=str(path), marks=marks)
+    experiment = validate_data(data, source=str(path), marks=marks)
+    if isinstance(experiment, NetworkExperiment):  # its agents table, scenario and graph files
+        experiment = check_experiment_files(experiment, Path(path).parent, str(path), marks)
+    return experiment
 
 
 def validate_data(
@@ -177,6 +182,13 @@ def duplicate(
     changes: dict | None = None,
 ) -> ExperimentView:
     """Anyone may duplicate; the copy belongs to `user` and remembers where it came from."""
+    if name is not None and not name.strip():
+        raise UserError(
+            "the name of the copy is empty",
+            field="--name",
+            fix="give the copy a visible name, or leave --name out to name it "
+            "'NAME (copy)' after the original",
+        )
     source = get(store, experiment_id, user)
     data = source.experiment.model_dump(mode="json")
     data["favourite"] = False

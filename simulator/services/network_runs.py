@@ -11,8 +11,9 @@ from pydantic import ValidationError
 
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.network.agents_table import read_agents
+from simulator.domain.network.experiment_files import SYNTHETIC_PATH
 from simulator.domain.network.graphs import build_graphs
-from simulator.domain.network.scenario import SCENARIOS_DIR, load_scenario
+from simulator.domain.network.scenario import load_scenario
 from simulator.domain.network_experiment import (
     SYNTHETIC_TABLE,
     THEORY,
@@ -21,6 +22,7 @@ from simulator.domain.network_experiment import (
     NetworkSettings,
     NetworkSpec,
     TheorySettings,
+    check_free_chat,
 )
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -41,8 +43,6 @@ from simulator.services.experiments import ExperimentView
 from simulator.services.memory_blocks import resolve_memory
 from simulator.store import lineage
 from simulator.store.store import Store
-
-SYNTHETIC_PATH = SCENARIOS_DIR / "agents_synthetic.csv"
 
 
 def build_spec(
@@ -77,7 +77,7 @@ def build_spec(
         )
     except ValidationError as exc:
         raise validation_to_user_error(exc, "network", source=None, marks={}) from None
-    _check_free_chat(chosen)
+    check_free_chat(chosen)
     graphs = build_graphs(chosen.graph, base_dir)
     n = graphs[0].number_of_nodes()
     rows = read_agents(SYNTHETIC_PATH if chosen.agents == SYNTHETIC_TABLE else chosen.agents)
@@ -122,23 +122,6 @@ def _memory(block: MemorySettings, theory: bool, notes: list[str]) -> MemorySett
     memory, memory_notes = resolve_memory(block, world_plans=False)
     notes.extend(memory_notes)
     return memory
-
-
-def _check_free_chat(chosen: NetworkSettings) -> None:
-    """Free-chat rounds exist and are named once: a round past the last would never chat, and
-    `--rounds` or a sweep can shorten a run after the experiment was written."""
-    seen: set[int] = set()
-    for t in chosen.free_chat:
-        if not 1 <= t <= chosen.rounds or t in seen:
-            last = "round 1" if chosen.rounds == 1 else f"rounds 1..{chosen.rounds}"
-            problem = "is named twice" if t in seen else f"is not one of the run's {last}"
-            raise UserError(
-                f"free-chat round {t} {problem}",
-                field="network.free_chat",
-                fix=f"list each free-chat round once, within 1..{chosen.rounds} (the rounds "
-                "after round 0), or raise network.rounds",
-            )
-        seen.add(t)
 
 
 def _theory_defaults(chosen: NetworkSettings, agents: int) -> list[str]:

@@ -112,6 +112,15 @@ def count_conversation(db: Any, conversation_id: str) -> Cascade:
     return _count_children(db, [conversation_id], Cascade(conversations=1))
 
 
+def count_conversations(db: Any, conversations: list[dict], owner: str) -> Cascade:
+    """A conversation with its forks ({_id, owner} each): what deleting them all removes."""
+    counted = Cascade(
+        conversations=len(conversations),
+        others_conversations=sum(1 for d in conversations if d.get("owner") != owner),
+    )
+    return _count_children(db, [d["_id"] for d in conversations], counted)
+
+
 def _delete_conversations(db: Any, conversation_ids: list[str]) -> set[str]:
     """Delete the conversations and what hangs on them; return the prompt hashes they used."""
     hashes: set[str] = set()
@@ -146,6 +155,12 @@ def delete_conversation(db: Any, conversation_id: str) -> int:
     """Delete one conversation with its messages, calls, summaries and scores; return how many
     stored prompts were collected."""
     return collect_prompts(db, _delete_conversations(db, [conversation_id]))
+
+
+def delete_conversations(db: Any, conversation_ids: list[str]) -> int:
+    """Delete conversations (a conversation and its forks) with what hangs on them, in one
+    query per collection; return how many stored prompts were collected."""
+    return collect_prompts(db, _delete_conversations(db, conversation_ids))
 
 
 def delete_experiment(db: Any, experiment_id: str) -> int:

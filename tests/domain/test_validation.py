@@ -50,7 +50,10 @@ def test_malformed_yaml_reports_line_and_column(tmp_path):
             ),
             "llms[0].params.temperature",
         ),
-        (lambda t: t + "- name: guard\n  sections:\n  - title: S\n", "duplicate role names"),
+        (
+            lambda t: t + "- name: guard\n  sections:\n  - title: S\n    content: x\n",
+            "duplicate role names",
+        ),
         (lambda t: t.replace("You guard.", "You <GUARD_NOUNS>."), "Did you mean <GUARD_NOUN>?"),
         (
             lambda t: t.replace(

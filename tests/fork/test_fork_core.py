@@ -144,13 +144,15 @@ def test_bad_forks_are_refused_before_anything_is_stored(store, stub, at, change
 
 
 def test_a_parent_with_forks_cannot_be_deleted_before_them(store, stub):
+    from simulator.services import conversation_deletion
+
     parent = parent_chat(store)
     [fork] = fork_and_run(store, parent, "1:3", edit=EDIT)
-    with pytest.raises(UserError, match="fork\\(s\\) that read their first messages"):
-        conv_service.delete(store, parent, "alice")
+    with pytest.raises(UserError, match=r"has 1 fork \(your conv_\w+\) that reads the first"):
+        conversation_deletion.delete(store, parent, "alice")
     assert store.messages.count(parent) == 6
-    conv_service.delete(store, fork, "alice")
-    conv_service.delete(store, parent, "alice")
+    conversation_deletion.delete(store, fork, "alice")
+    conversation_deletion.delete(store, parent, "alice")
     assert store.conversations.count() == 0
 
 

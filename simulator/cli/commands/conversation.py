@@ -12,6 +12,7 @@ from simulator.cli.params import SEED
 from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
 from simulator.domain.memory.records import MEMORY_TYPES
 from simulator.errors import UserError
+from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing
 from simulator.services import conversations as service
 from simulator.services.experiments import foreign_note
@@ -184,12 +185,17 @@ def favourite_cmd(app: AppContext, conversation_id: str, off: bool) -> None:
 
 @conversation.command("delete")
 @click.argument("conversation_id")
+@click.option(
+    "--with-forks",
+    is_flag=True,
+    help="Also delete every fork of it, whoever made them (you must own the conversation).",
+)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_obj
-def delete_cmd(app: AppContext, conversation_id: str, yes: bool) -> None:
-    """Delete a conversation you own with its messages, calls, summaries and scores."""
-    counts = service.deletion_counts(app.store, conversation_id, app.user)
-    question = service.delete_question(conversation_id, counts)
+def delete_cmd(app: AppContext, conversation_id: str, with_forks: bool, yes: bool) -> None:
+    """Delete a conversation you own with its messages, calls, summaries and scores; with
+    --with-forks, together with its forks (listed and counted before you confirm)."""
+    question = deletion.plan(app.store, conversation_id, app.user, with_forks).question()
     if not yes:
         if not sys.stdin.isatty():
             raise UserError(
@@ -200,5 +206,5 @@ def delete_cmd(app: AppContext, conversation_id: str, yes: bool) -> None:
         if not click.confirm(question, default=False):
             app.console.print("Nothing deleted.")
             return
-    done = service.delete(app.store, conversation_id, app.user)
-    app.console.print(service.deleted_message(conversation_id, done), markup=False)
+    done = deletion.delete(app.store, conversation_id, app.user, with_forks)
+    app.console.print(done.done_message(), markup=False)

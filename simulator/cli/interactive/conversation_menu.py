@@ -26,6 +26,7 @@ from simulator.domain.network_experiment import is_network
 from simulator.engine.conversation import llm_name
 from simulator.engine.speakers import InputFunction, TurnState
 from simulator.errors import NotFound
+from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing_service
 from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
@@ -295,10 +296,11 @@ def _delete(app: AppContext, doc: dict) -> bool:
             markup=False,
         )
         return False
-    counts = conv_service.deletion_counts(app.store, cid, app.user)
-    if not ask.confirm(conv_service.delete_question(cid, counts), default=False):
+    # the question names every fork deleted with it (conversation_deletion.py's rule)
+    planned = deletion.plan(app.store, cid, app.user, with_forks=True)
+    if not ask.confirm(planned.question(), default=False):
         app.console.print("Nothing deleted.")
         return False
-    done = conv_service.delete(app.store, cid, app.user)
-    app.console.print(conv_service.deleted_message(cid, done), markup=False)
+    done = deletion.delete(app.store, cid, app.user, with_forks=True)
+    app.console.print(done.done_message(), markup=False)
     return True

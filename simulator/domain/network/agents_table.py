@@ -15,7 +15,9 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from simulator.domain.network.csv_text import csv_problem, read_csv_text
 from simulator.errors import UserError
 
 SUM_TOLERANCE = 1e-6
@@ -57,12 +59,19 @@ def read_agents(path: str | Path) -> list[AgentRow]:
             field="agents",
             fix=f"keep the table under {MAX_AGENT_ROWS} rows",
         )
-    return parse_agents(path.read_text(encoding="utf-8-sig"), str(path))
+    return parse_agents(read_csv_text(path, "agents"), str(path))
 
 
 def parse_agents(text: str, source: str = "agents.csv") -> list[AgentRow]:
     """Every row checked; all problems (the first few, with their lines) in one UserError."""
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        return _parse(reader, source)
+    except csv.Error as exc:
+        raise csv_problem(exc, source, reader.line_num, "agents") from None
+
+
+def _parse(reader: Any, source: str) -> list[AgentRow]:
     header = next(reader, None)
     if not header or not any(h.strip() for h in header):
         raise UserError(

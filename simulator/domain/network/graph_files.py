@@ -7,11 +7,13 @@ user can fix a thousand-line edge list without guessing. Nodes are numbered 0..n
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
+from simulator.domain.network.csv_text import csv_problem, read_csv_text
 from simulator.errors import UserError
 
 MAX_NODES = 10_000
@@ -55,7 +57,7 @@ def read_graph_file(
 def _from_csv(path: Path, fmt: str, n: int | None, field: str) -> nx.Graph:
     """Auto format: a square table of 0s and 1s (3 x 3 or larger) is a matrix, anything else
     an edge list; say `format:` when a file could be read either way."""
-    rows = _csv_rows(path)
+    rows = _csv_rows(path, field)
     if not rows:
         raise UserError(f"{path} holds no rows.", field=field, fix="write one edge per line")
     if fmt == "auto":
@@ -68,17 +70,19 @@ def _from_csv(path: Path, fmt: str, n: int | None, field: str) -> nx.Graph:
     return _from_edges(rows, n, path, field)
 
 
-def _csv_rows(path: Path) -> list[tuple[int, list[str]]]:
+def _csv_rows(path: Path, field: str) -> list[tuple[int, list[str]]]:
     """(line number, stripped fields) of each non-empty row; `#` lines are comments."""
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        out = []
-        reader = csv.reader(handle)
+    out = []
+    reader = csv.reader(io.StringIO(read_csv_text(path, field), newline=""))
+    try:
         for row in reader:
             fields = [v.strip() for v in row]
             if not any(fields) or fields[0].startswith("#"):
                 continue
             out.append((reader.line_num, fields))
-        return out
+    except csv.Error as exc:
+        raise csv_problem(exc, str(path), reader.line_num, field) from None
+    return out
 
 
 def _numeric(fields: list[str]) -> bool:

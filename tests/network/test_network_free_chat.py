@@ -169,7 +169,8 @@ def test_free_chat_rounds_outside_the_run_or_twice_are_refused(mock_store, free_
 
 def test_the_cli_refuses_a_free_chat_round_past_the_last_with_exit_2(tmp_path, stub):
     experiment = yaml.safe_load(NETWORK_YAML.read_text())
-    experiment["network"].update(graph={"type": "complete", "n": 3}, free_chat=[3])
+    # round 3 is valid in the experiment (3 rounds); `--rounds 2` shortens the run past it
+    experiment["network"].update(graph={"type": "complete", "n": 3}, free_chat=[3], rounds=3)
     path, db = tmp_path / "chat.yaml", tmp_path / "db"
     path.write_text(yaml.safe_dump(experiment))
     store = open_store_uri(str(db))

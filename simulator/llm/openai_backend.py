@@ -26,6 +26,7 @@ from simulator.llm.base import (
     RateLimitedError,
     TransientBackendError,
 )
+from simulator.llm.endpoint_url import Endpoint, endpoint
 from simulator.llm.retry import parse_retry_after
 from simulator.llm.transport import classify, describe, preflight_timeout_s
 from simulator.settings import openai_base_url
@@ -49,6 +50,13 @@ def resolve_base_url(base_url: str | None) -> str:
     return url.rstrip("/")
 
 
+def resolve_endpoint(base_url: str | None) -> Endpoint:
+    """The endpoint to call: `base_url`, else OPENAI_BASE_URL, else the OpenAI API; `${VAR}`
+    references filled in, the query kept apart (llm/endpoint_url.py)."""
+    source = "base_url" if base_url else "OPENAI_BASE_URL"
+    return endpoint(resolve_base_url(base_url), source)
+
+
 def is_official(base_url: str) -> bool:
     return (urlparse(base_url).hostname or "").lower() == "api.openai.com"
 
@@ -64,7 +72,8 @@ class OpenAIBackend:
         timeout: float = 120.0,
     ) -> None:
         self.model = model
-        self.base_url = resolve_base_url(base_url)
+        self._endpoint = resolve_endpoint(base_url)
+        self.base_url = self._endpoint.shown  # safe to show, log and record
         self.official = is_official(self.base_url)
         self.endpoint = "openai:" + self.base_url
         self.timeout = timeout
@@ -90,7 +99,8 @@ class OpenAIBackend:
                 )
             self._http = openai.AsyncOpenAI(
                 api_key=self._key,
-                base_url=self.base_url,
+                base_url=self._endpoint.url,
+                default_query=self._endpoint.query or None,
                 timeout=self.timeout,
                 max_retries=0,
                 **kw,
@@ -191,12 +201,12 @@ class OpenAIBackend:
         except openai.NotFoundError as exc:
             if self.official:
                 error = self._map_error(exc)
-            elif self.base_url.endswith("/v1"):
+            elif self._endpoint.path.endswith("/v1"):
                 return  # a few compatible servers lack /models; the first chat will tell
             else:
                 error = FatalBackendError(
-                    f"{self.base_url}/models does not exist (HTTP 404); check OPENAI_BASE_URL "
-                    "(OpenAI-compatible servers usually serve it under /v1)."
+                    f"{self._endpoint.shown_at('/models')} does not exist (HTTP 404); check "
+                    "OPENAI_BASE_URL (OpenAI-compatible servers usually serve it under /v1)."
                 )
         except openai.OpenAIError as exc:
             error = self._map_error(exc)

@@ -11,25 +11,18 @@ backoff) stay on until a retry wrapper for embedders exists beside llm/retry.py.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import numpy as np
 import openai
 
+from simulator.domain.memory.embedder_strings import split_model_url  # noqa: F401 (its old home)
 from simulator.llm.base import FatalBackendError, RateLimitedError, TransientBackendError
-from simulator.llm.openai_backend import PLACEHOLDER_KEY, is_official, resolve_base_url
+from simulator.llm.openai_backend import PLACEHOLDER_KEY, is_official, resolve_endpoint
 from simulator.llm.retry import parse_retry_after
 from simulator.llm.transport import classify, describe
 
 BATCH_SIZE = 256
-_MODEL_AT_URL = re.compile(r"^(?P<model>.+?)@(?P<url>https?://.+)$")
-
-
-def split_model_url(name: str) -> tuple[str, str | None]:
-    """ "text-embedding-3-small@http://host:8000/v1" -> (model, url); no "@http" -> (name, None)."""
-    match = _MODEL_AT_URL.match(name)
-    return (match["model"], match["url"]) if match else (name, None)
 
 
 class OpenAIEmbedder:
@@ -46,7 +39,8 @@ class OpenAIEmbedder:
         max_retries: int = 2,
     ) -> None:
         self.model = model
-        self.base_url = resolve_base_url(base_url)
+        self._endpoint = resolve_endpoint(base_url)
+        self.base_url = self._endpoint.shown  # safe to show, log and store with the vectors
         self.official = is_official(self.base_url)
         self.name = f"openai:{model}" if self.official else f"openai:{model}@{self.base_url}"
         self.batch_size, self.dimensions = batch_size, dimensions
@@ -58,7 +52,8 @@ class OpenAIEmbedder:
             )
         options = {
             "api_key": key or PLACEHOLDER_KEY,
-            "base_url": self.base_url,
+            "base_url": self._endpoint.url,
+            "default_query": self._endpoint.query or None,
             "timeout": timeout,
             "max_retries": max_retries,
         }

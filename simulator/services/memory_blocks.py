@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from simulator.domain.memory.settings import MemorySettings
 from simulator.errors import UserError
-from simulator.llm.embeddings import Embedder, create_embedder
+from simulator.llm.base import FatalBackendError
+from simulator.llm.embeddings import Embedder, create_embedder, require_available
 
 
 def resolve_memory(
@@ -30,10 +31,24 @@ def resolve_memory(
             fix="leave memory.planning out of the experiment's memory block, or set it to false",
         ) from None
     if memory.is_stream:
-        create_embedder(memory.embedder, cached=False)  # a bad name: a UserError, nothing stored
+        check_embedder(memory.embedder)
     return memory, notes
 
 
+def check_embedder(spec: str | None) -> None:
+    """Refuse, before anything is stored, an embedder that cannot work here: a bad name, a
+    library not installed, an unset key or `${VAR}` (each a UserError naming what to do)."""
+    require_available(spec)
+    try:
+        create_embedder(spec, cached=False)
+    except FatalBackendError as exc:
+        raise UserError(str(exc), field="memory.embedder") from None
+
+
 def embedder_for(memory: MemorySettings) -> Embedder | None:
-    """The embedder a stored run's stream uses (None without a stream)."""
-    return create_embedder(memory.embedder) if memory.is_stream else None
+    """The embedder a stored run's stream uses (None without a stream); a library missing on
+    this machine is refused before the run starts, so a resume leaves the run resumable."""
+    if not memory.is_stream:
+        return None
+    require_available(memory.embedder)
+    return create_embedder(memory.embedder)

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import parse_qsl
 
 from simulator.testing.stub_common import (  # noqa: F401  (re-exported for users and tests)
     _HIDDEN_HEADERS,
@@ -30,6 +31,7 @@ from simulator.testing.stub_common import (  # noqa: F401  (re-exported for user
     RANDOM_FAULT_KINDS,
     RecordedRequest,
     apply_limits,
+    basic_credentials,
     count_words,
     fake_digest,
     model_tag,
@@ -75,6 +77,10 @@ class StubLLMServer:
         self.retry_after_s: float = 0
         self.timeout_sleep_s = 5.0
         self.require_api_key: str | None = None
+        # an endpoint behind a password or a key in its URL: /v1/ requests without these are
+        # answered 401 (Basic user and password; query parameters with their values)
+        self.require_basic_auth: tuple[str, str] | None = None
+        self.require_query: dict[str, str] | None = None
         self.pullable: set[str] | None = None  # None: any name can be pulled
         self.embedding_dim = 64  # length of /v1/embeddings vectors unless a request asks
 
@@ -256,9 +262,11 @@ class StubLLMServer:
         with self._lock:
             self.connections_opened += 1
 
-    def _record(self, method: str, path: str, body: Any, headers: Any) -> None:
+    def _record(self, method: str, path: str, body: Any, headers: Any, query: str = "") -> None:
         kept = {k.lower(): v for k, v in headers.items() if k.lower() not in _HIDDEN_HEADERS}
-        rec = RecordedRequest(path, body, kept, method, time.monotonic())
+        names = tuple(name for name, _ in parse_qsl(query, keep_blank_values=True))
+        user, _ = basic_credentials(headers.get("Authorization", ""))
+        rec = RecordedRequest(path, body, kept, method, time.monotonic(), names, user)
         with self._lock:
             self._requests.append(rec)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ class RecordedRequest:
     headers: dict[str, str]
     method: str = "GET"
     received_at: float = 0.0  # time.monotonic()
+    query_names: tuple[str, ...] = ()  # the query's parameter names (values may be secrets)
+    basic_auth_user: str | None = None  # the user of a Basic Authorization (never its password)
 
 
 def model_tag(name: str) -> str:
@@ -55,3 +59,16 @@ def openai_error(message: str, kind: str, code: str | None) -> dict:
 
 def fmt_seconds(s: float) -> str:
     return str(int(s)) if float(s).is_integer() else str(s)
+
+
+def basic_credentials(header: str) -> tuple[str | None, str | None]:
+    """(user, password) of a Basic Authorization header; (None, None) for any other."""
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None, None
+    try:
+        text = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None, None
+    user, _, password = text.partition(":")
+    return user, password

@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
 
 from simulator.testing.stub_common import (
     apply_limits,
+    basic_credentials,
     count_words,
     fmt_seconds,
     openai_error,
@@ -83,25 +85,43 @@ class _Handler(OllamaRoutes, EmbeddingRoutes, BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         stub = self.server.stub
-        path = self.path.split("?", 1)[0]
+        path, _, query = self.path.partition("?")
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
-            stub._record(method, path, raw.decode(errors="replace"), self.headers)
+            stub._record(method, path, raw.decode(errors="replace"), self.headers, query)
             self._error(path, 400, "request body is not valid JSON")
             return
-        stub._record(method, path, body, self.headers)
+        stub._record(method, path, body, self.headers, query)
         route = _ROUTES.get((method, path))
         if route is None:
             self._error(path, 404, f"no route for {method} {path}")
             return
-        if path.startswith("/v1/") and not self._key_ok():
+        if path.startswith("/v1/") and not (self._url_credentials_ok(query) and self._key_ok()):
             return
         try:
             route(self, body if isinstance(body, dict) else {})
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _url_credentials_ok(self, query: str) -> bool:
+        """The password or query key an endpoint URL carries (`require_basic_auth`,
+        `require_query`), when the stub asks for them."""
+        stub = self.server.stub
+        given = dict(parse_qsl(query, keep_blank_values=True))
+        wrong = []
+        basic = basic_credentials(self.headers.get("Authorization", ""))
+        if stub.require_basic_auth is not None and basic != stub.require_basic_auth:
+            wrong.append("user and password")
+        for name, value in (stub.require_query or {}).items():
+            if given.get(name) != value:
+                wrong.append(f"query parameter {name}")
+        if not wrong:
+            return True
+        msg = f"Missing or wrong {' and '.join(wrong)}."
+        self._send_json(401, openai_error(msg, "invalid_request_error", "invalid_api_key"))
+        return False
 
     def _key_ok(self) -> bool:
         want = self.server.stub.require_api_key

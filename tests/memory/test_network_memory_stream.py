@@ -339,11 +339,12 @@ def test_planning_is_refused_with_exit_2_and_nothing_stored(tmp_path, run_cli, e
 
 
 def test_an_unknown_embedder_is_refused_before_anything_is_stored(embedded, tmp_path):
-    view = _view(embedded, tmp_path, {"kind": "stream", "embedder": "nonsense:thing"})
-    before = embedded.db.conversations.count_documents({})
+    """Refused when the experiment is read: no experiment, no run."""
+    before = embedded.db.experiments.count_documents({})
     with pytest.raises(UserError, match="nonsense"):
-        network_runs.build_spec(view, llm="openai:stub", seed=1)
-    assert embedded.db.conversations.count_documents({}) == before
+        _view(embedded, tmp_path, {"kind": "stream", "embedder": "nonsense:thing"})
+    assert embedded.db.experiments.count_documents({}) == before
+    assert embedded.db.conversations.count_documents({}) == 0
 
 
 def test_the_shipped_example_loads_with_a_stream_and_no_plans(tmp_path):

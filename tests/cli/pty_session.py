@@ -29,7 +29,8 @@ class Pty:
             [str(REPO / "main.py")],
             env=env,
             cwd=str(cwd),
-            dimensions=(50, 220),
+            # the window as the program sees it (conftest sets LINES and COLUMNS to match)
+            dimensions=(int(env.get("LINES", "50")), int(env.get("COLUMNS", "220"))),
             encoding="utf-8",
             timeout=120,  # bounds a hang only: expect returns as soon as the text shows
         )

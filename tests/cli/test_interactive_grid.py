@@ -17,7 +17,7 @@ def test_create_a_grid_experiment_then_run_it(spawn, sim):
     app.menu(MAIN, "Create 2D grid")
     app.answer("Experiment name", CLEAR_LINE + "Small grid" + ENTER)
     app.answer("Use the shipped models", "n")
-    app.answer("LLM (e.g. local:smollm2", "mock:g" + ENTER)
+    app.answer("(e.g. local:smollm2", "mock:g" + ENTER)
     app.answer("Set generation parameters for mock:g?", "n")
     app.answer("Add another LLM?", "n")
     app.answer("Field width (1–1000)", CLEAR_LINE + "10" + ENTER)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pty_session import ENTER, REPO
-from test_interactive_conversations import ANSI
+from pty_session import BACKSPACE, ENTER, REPO
+from test_interactive_conversations import ANSI, make_experiment
 from test_interactive_conversations import spawn as spawn  # prints each screen on failure
 
 from simulator.domain.memory.records import new_record
@@ -114,24 +114,53 @@ def test_browse_memories_from_a_runs_actions(spawn, sim, tmp_path):
     assert trees.index("#0 chat") < trees.index("#1 observation")
 
 
-def test_a_run_without_a_memory_stream_says_so(spawn, sim, tmp_path):
-    exp_id = grid_experiment(sim, tmp_path)
-    run = store_run(tmp_path, exp_id)
+def offered_actions(app, run: str) -> str:
+    """Open a run's actions from its experiment's conversations; the menu's entries as drawn."""
+    app.answer("Which conversation?", run + ENTER)
+    app.expect(f"Conversation {run} (done)")
+    app.expect("Back")  # the last entry: the whole list has been drawn
+    return ANSI.sub("", app.child.before)
+
+
+def test_browse_memories_is_offered_only_for_a_run_with_a_memory_stream(spawn, sim, tmp_path):
+    """A plain chat and a grid run on its rolling summary have no memories to browse: the entry
+    is not offered (it used to be, and then failed); a grid run with a stream offers it."""
+    grid_id = grid_experiment(sim, tmp_path)
+    stream_run = store_run(tmp_path, grid_id)
+    summary_run = store_run(tmp_path, grid_id)
     store = open_store(open_database(str(tmp_path / "data" / "store"), "llm_simulator"))
-    store.db.memories.delete_many({})
-    store.db.conversations.update_one({"_id": run}, {"$set": {"spec.memory.kind": "summary"}})
+    store.db.memories.delete_many({"conversation_id": summary_run})
+    store.db.conversations.update_one(
+        {"_id": summary_run}, {"$set": {"spec.memory.kind": "summary"}}
+    )
     store.close()
+    chat_id = make_experiment(sim, tmp_path, ["mock:guard"])
+    chat = sim.json("run", chat_id, "--agents", "Guard=1,Prisoner=1", "--messages", "4")
+
     app = spawn(SIM_USER="alice")
     app.menu(MAIN, "Select")
     app.answer("Which experiment?", "Memory grid" + ENTER)
-    title = f"Experiment {exp_id}: Memory grid"
-    app.menu(title, "Conversations")
-    app.answer("Which conversation?", run + ENTER)
-    actions = f"Conversation {run} (done)"
-    app.menu(actions, "Browse memories")
-    app.expect("has no memory stream")
-    app.menu(actions, "Back")
+    grid_title = f"Experiment {grid_id}: Memory grid"
+    app.menu(grid_title, "Conversations")
+    entries = offered_actions(app, summary_run)
+    assert "View prompts" in entries and "Browse memories" not in entries, entries
+    app.child.send("Back" + ENTER)
+    entries = offered_actions(app, stream_run)
+    assert "Browse memories" in entries, entries
+    app.child.send("Back" + ENTER)
     app.answer("Which conversation?", "Back" + ENTER)
-    app.menu(title, "Back")
+    app.menu(grid_title, "Back")
+
+    app.menu(MAIN, "Select")
+    app.answer("Which experiment?", "Prison" + ENTER)
+    chat_title = f"Experiment {chat_id}: Prison experiment"
+    app.menu(chat_title, "Conversations")
+    entries = offered_actions(app, chat["conversation_id"])
+    assert "View prompts" in entries and "Browse memories" not in entries, entries
+    app.child.send("Browse memories" + ENTER)  # typed anyway: no entry matches, Enter does nothing
+    app.child.send(BACKSPACE * len("Browse memories") + "Back" + ENTER)
+    app.answer("Which conversation?", "Back" + ENTER)
+    app.menu(chat_title, "Back")
     app.menu(MAIN, "Exit")
-    app.finish()
+    output = ANSI.sub("", app.finish())
+    assert "no memory stream" not in output and "Whose memories?" not in output

@@ -94,9 +94,9 @@ def test_create_an_experiment_through_every_prompt(spawn, sim):
         "Starting message (opens every conversation)",
         "The <WARDEN_NOUN> meets <INMATE_NUM_WORD> <INMATES_NOUN>." + FINISH,  # a typo
     )
-    app.answer("LLM (e.g. local:smollm2", "olama:llama3" + ENTER)
+    app.answer("(e.g. local:smollm2", "olama:llama3" + ENTER)
     app.expect("Did you mean 'ollama:'?")
-    app.answer("LLM (e.g. local:smollm2", CLEAR_LINE + "mock:echo" + ENTER)
+    app.answer("(e.g. local:smollm2", CLEAR_LINE + "mock:echo" + ENTER)
     app.answer("Set generation parameters for mock:echo?", "y")
     app.answer("temperature (0–2; blank to leave unset)", "5" + ENTER)
     app.expect("less than or equal to 2")
@@ -106,9 +106,9 @@ def test_create_an_experiment_through_every_prompt(spawn, sim):
     app.answer("max_tokens (1–32768; blank to leave unset)", "50" + ENTER)
     app.answer("seed (0–9223372036854775807; blank to leave unset)", ENTER)
     app.answer("Add another LLM?", "n")
-    app.answer("Section titles (comma-separated", "Starting prompt, Rules" + ENTER)
+    app.answer("Section titles", "Starting prompt, Rules" + ENTER)
     app.answer("Which sections are shared by every role?", DOWN + " " + ENTER)
-    app.answer("Role names (comma-separated", "Warden, Inmate" + ENTER)
+    app.answer("Role names", "Warden, Inmate" + ENTER)
     app.answer("Pronoun for Warden", "she" + ENTER)
     app.answer("Pronoun for Inmate", ENTER)  # they, the default
     # the starting message was typed before the roles existed: it is checked as soon as they do
@@ -185,7 +185,7 @@ def test_second_user_is_not_offered_delete_but_can_duplicate(spawn, sim):
     assert "starting message" not in screen  # the Enter on "del" picked nothing (e.g. Show)
     bob.menu(title, "Duplicate")
     bob.menu(f"Duplicate of {exp_id} as 'Prison experiment (copy)'", "Change: Roles")
-    bob.answer("Role names (comma-separated", CTRL_C)  # leaves this change, keeps the copy
+    bob.answer("Role names", CTRL_C)  # leaves this change, keeps the copy
     bob.expect("Change cancelled.")
     bob.menu(f"Duplicate of {exp_id} as 'Prison experiment (copy)'", "Save the copy")
     copy_id = bob.expect(r"Created copy exp_[0-9a-z]+", regex=True).split()[-1]

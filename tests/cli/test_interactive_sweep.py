@@ -37,7 +37,7 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
 
     app.menu(title, "sweep")
     app.answer("Conversations per setting (1–10000)", CLEAR_LINE + "2" + ENTER)
-    app.answer("LLMs (one per conversation", DOWN + SPACE + ENTER)  # mock:a is ticked; add mock:b
+    app.answer("One LLM per conversation", DOWN + SPACE + ENTER)  # mock:a is ticked; add mock:b
     app.answer("Total messages", CLEAR_LINE + "1" + ENTER)
     app.expect("1 is too few")
     app.answer("Total messages", CLEAR_LINE + "4" + ENTER)

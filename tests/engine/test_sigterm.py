@@ -22,6 +22,7 @@ from simulator.testing import StubLLMServer
 REPO = Path(__file__).resolve().parents[2]
 SLOW_S = 120.0  # far longer than any wait below: the stop must not wait for the reply
 MESSAGES = 4
+GRID = REPO / "prompts" / "experiments" / "takata_grid.yaml"
 
 
 def _cli(db: str, stub: StubLLMServer, *args: str) -> subprocess.Popen:
@@ -107,11 +108,20 @@ def _finish(db: str, stub: StubLLMServer, conversation_id: str) -> None:
 
 
 def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subprocess.Popen:
+    stub.latency_s = SLOW_S
     if command == "run":
-        stub.latency_s = SLOW_S
         return _cli(db, stub, "run", exp_id, "--agents", "guard=1,prisoner=1", "--messages",
                     str(MESSAGES), "--llm", "openai:stub")  # fmt: skip
+    if command == "grid":
+        store = open_store_uri(db)
+        grid_id = exp_service.import_yaml(store, GRID, "alice").id
+        store.close()
+        return _cli(db, stub, "run", grid_id, "--agents", "3", "--steps", "2", "--llm",
+                    "openai:stub")  # fmt: skip
     parent = _parent(db, exp_id)
+    if command == "resume":  # stored, never started: `conversation resume` runs it
+        return _cli(db, stub, "conversation", "resume", parent)
+    stub.latency_s = 0.0
     _finish(db, stub, parent)
     stub.latency_s = SLOW_S
     if command == "fork":
@@ -119,7 +129,7 @@ def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subproc
     return _cli(db, stub, "conversation", "replay", parent)
 
 
-@pytest.mark.parametrize("command", ["run", "fork", "replay"])
+@pytest.mark.parametrize("command", ["run", "grid", "resume", "fork", "replay"])
 def test_sigterm_stops_a_run_like_ctrl_c_and_resume_finishes_it(setup, command):
     db, exp_id, stub = setup
     proc = _started(db, exp_id, stub, command)
@@ -149,7 +159,9 @@ def test_sigterm_stops_a_run_like_ctrl_c_and_resume_finishes_it(setup, command):
         assert store.conversations.get(run_id)["status"] == "done"
         calls = store.calls.for_conversation(run_id)
         assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
-        answered = [(c["day"], c["index"]) for c in calls if c["state"] == "done"]
+        answered = [
+            (c["purpose"], c["day"], c["index"], c["agent"]) for c in calls if c["state"] == "done"
+        ]
         assert len(answered) == len(set(answered))  # no turn asked twice after the resume
     finally:
         store.close()

@@ -118,8 +118,9 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         _pick_model(app, "Manager LLM (picks the speakers)", models) if method == "auto" else None
     )
     repeat = method in ("auto", "manual") and ask.confirm(
-        "May the same agent speak twice in a row? (the reference tool never allowed it)",
+        "May the same agent speak twice in a row?",
         default=False,
+        note="The reference tool never allowed it.",
     )
     summarizer = (
         _pick_model(app, "Summarizer LLM (writes each day's summary)", models)
@@ -159,7 +160,9 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         allow_repeat_speaker=repeat,
     )
     if not ask.confirm(
-        "Start the conversation? (Ctrl-C stops it at once; nothing stored is lost)", default=True
+        "Start the conversation?",
+        default=True,
+        note="Ctrl-C stops it at once; nothing stored is lost.",
     ):
         app.console.print("Nothing started.")
         return
@@ -245,7 +248,9 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
             first = False
         star = " ★" if doc["favourite"] else ""
         fav = "Remove from favourites" if doc["favourite"] else "Add to favourites"
-        choices = [("View", "view"), ("View prompts", "prompts"), ("Browse memories", "memories")]
+        choices = [("View", "view"), ("View prompts", "prompts")]
+        if memory_menu.offered(app, doc):  # a run without a memory stream has none to browse
+            choices.append(("Browse memories", "memories"))
         choices.append(("Fork here (continue from a chosen message)", "fork"))
         if doc["status"] == "done":  # a replay is compared with a finished run
             choices.append(("Replay (re-run exactly and compare)", "replay"))

@@ -54,7 +54,7 @@ def step_sections(draft: Draft, editing: bool) -> None:
         draft.shared = []
     else:
         draft.shared = ask.checkbox(
-            "Which sections are shared by every role? (space toggles, Enter accepts)",
+            "Which sections are shared by every role?",
             draft.titles,
             checked=[t for t in draft.shared if t in draft.titles],
             check=lambda picked: (
@@ -140,7 +140,10 @@ def edit_content(draft: Draft, slot: tuple[str, str, str], legend: bool = True) 
     if legend:
         show_legend(draft)
     draft.contents[slot] = ask.text_block(
-        draft.label(slot), draft.contents.get(slot, ""), check=draft.placeholder_problem
+        draft.heading(slot),
+        draft.contents.get(slot, ""),
+        check=draft.placeholder_problem,
+        note=draft.label(slot),
     )
 
 

@@ -70,6 +70,11 @@ class Draft:
         first = self.summarizer_titles[:1] == [title]
         return f"Summarizer section {title!r}" + (" — its starting prompt" if first else "")
 
+    def heading(self, slot: Slot) -> str:
+        """The short question a slot's text is typed under (its `label` is printed above)."""
+        scope, role, title = slot
+        return f"{role}: {title}" if scope == "role" else f"{scope.capitalize()}: {title}"
+
     def placeholder_problem(self, text: str) -> str | None:
         """The import's own placeholder check on one text, against the roles named so far, so a
         typo such as <GAURD_NOUN> is reported as the text is typed. None when fine or when no
@@ -81,7 +86,7 @@ class Draft:
             validate_placeholders(probe)  # type: ignore[arg-type]  # it reads only these two
         except ValueError as exc:
             message = str(exc)
-            # the prompt's error line is one line: with a suggestion, the full list is noise
+            # with a suggestion, the full list is noise
             return message.split(" Known: ")[0] if "Did you mean" in message else message
         return None
 

@@ -65,8 +65,9 @@ def message_label(message: dict) -> str:
 def _pick_message(messages: list[dict]) -> dict | None:
     choices = [(message_label(m), i) for i, m in enumerate(messages)]
     picked = ask.select(
-        "Fork at which message? (the fork shares every message before it; type [D:I] to find one)",
+        "Fork at which message?",
         [*choices, ("Back", -1)],
+        note="The fork shares every message before it; type [D:I] to find one.",
     )
     return None if picked == -1 else messages[picked]
 
@@ -75,14 +76,15 @@ def _ask_edit(app: AppContext, message: dict) -> str | None:
     """The researcher's text at the fork point, or None: the model speaks there again."""
     place = f"{message['day']}:{message['index']}"
     if not ask.confirm(
-        f"Put your own text at {place} in place of {message['speaker']}'s? "
-        "(no: the model speaks there again)",
+        f"Put your own text at {place} in place of {message['speaker']}'s?",
         default=False,
+        note=f"No: the model speaks at {place} again.",
     ):
         return None
     text = ask.text_block(
-        f"What {message['speaker']} says at {place} (empty: the model speaks there again)",
+        f"What {message['speaker']} says at {place}",
         default=message.get("text") or "",
+        note="Empty: the model speaks there again.",
     )
     if not text:
         app.console.print(f"Empty: the message at {place} is generated again.", markup=False)
@@ -157,13 +159,14 @@ def fork_here(app: AppContext, conversation_id: str) -> None:
     speaker = _ask_speaker(spec)
     variants = _ask_variants(spec, experiment)
     repetitions = ask.ask_int("Repetitions (one continuation each)", 1, forks.MAX_REPETITIONS, 1)
-    seed_note = "the parent's" if spec.seed is not None else "none: the parent had none"
+    seed_note = "the parent's" if spec.seed is not None else "none, as the parent had none"
     seed = ask.ask_int(
-        f"Seed of the first continuation, +1 for each next (blank: {seed_note})",
+        "Seed of the first continuation",
         0,
         MAX_SEED,
         default=spec.seed,
         optional=True,
+        note=f"Each next continuation takes the next seed (+1). Blank: {seed_note}.",
     )
     try:
         plan = forks.plan(
@@ -183,9 +186,9 @@ def fork_here(app: AppContext, conversation_id: str) -> None:
     show_plan(app, plan)
     total = len(plan.specs)
     if not ask.confirm(
-        f"Start {total} continuation{'s' if total != 1 else ''}? (Ctrl-C stops at once; "
-        "nothing stored is lost)",
+        f"Start {total} continuation{'s' if total != 1 else ''}?",
         default=True,
+        note="Ctrl-C stops at once; nothing stored is lost.",
     ):
         app.console.print("Nothing forked.")
         return
@@ -207,8 +210,9 @@ def fork_here(app: AppContext, conversation_id: str) -> None:
 def replay(app: AppContext, conversation_id: str) -> None:
     """Re-run a done run exactly and show the verdict (what `conversation replay` does)."""
     if not ask.confirm(
-        f"Replay {conversation_id} with its spec, seed and models, and compare the two?",
+        f"Replay {conversation_id}?",
         default=True,
+        note=f"Replay {conversation_id} with its spec, seed and models, and compare the two.",
     ):
         return
     try:

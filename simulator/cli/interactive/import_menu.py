@@ -49,7 +49,9 @@ def _ask_source(app: AppContext) -> str:
     )
     if picked == CURRENT:
         return current
-    return ask.ask_required("Location (mongodb://USER:PASSWORD@HOST:PORT, or a folder)")
+    return ask.ask_required(
+        "Location", note="A mongodb://USER:PASSWORD@HOST:PORT address, or a folder."
+    )
 
 
 def _ask_db_name(uri: str) -> str:

@@ -105,15 +105,18 @@ def ask_label(model: str, existing: list[dict]) -> str | None:
     taken = [key_of(llm) for llm in existing]
     required = model in taken
     hint = "required" if required else "blank for none"
-    answer = ask.text(f"{model} is already listed. Label for this entry (e.g. hot; {hint})")
+    note = f"{model} is already listed: a label tells the entries apart (e.g. hot; {hint})."
+    answer = ask.text("Label for this entry", note=note)
     while (problem := label_problem(model, answer, taken, required)) is not None:
         ask.warn(problem)
-        answer = ask.text(f"Label for this {model} entry ({hint})", default=answer)
+        answer = ask.text(f"Label for this entry ({hint})", default=answer)
     return answer.strip() or None
 
 
 def ask_one(existing: list[dict]) -> dict:
-    model = check_model_string(ask.ask_required(f"LLM ({EXAMPLES})", check=model_problem))
+    model = check_model_string(
+        ask.ask_required("LLM", check=model_problem, note=f"The model string ({EXAMPLES}).")
+    )
     llm: dict = {"model": model}
     if any(other["model"] == model for other in existing):
         label = ask_label(model, existing)

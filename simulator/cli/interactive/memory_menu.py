@@ -5,12 +5,21 @@ from the same function."""
 from __future__ import annotations
 
 from simulator.analysis.memory_browser import browse_memories, memory_agents, stored_steps
+from simulator.analysis.memory_runs import declared_memory
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.memory_view import show_memories
 from simulator.errors import UserError
 
 PAGE_RECORDS = 40  # a longer stream is shown in a pager
+
+
+def offered(app: AppContext, doc: dict) -> bool:
+    """Whether a run has memories to browse: only a memory stream keeps them (a chat's
+    transcript and day summaries, a grid's rolling summary are what View shows). A run that
+    names no memory kind has the default, the world's own summary. Read from the run and its
+    experiment only: the menu asks this every time it is drawn."""
+    return declared_memory(app.store, doc) == "stream"
 
 
 def browse(app: AppContext, run_id: str) -> None:

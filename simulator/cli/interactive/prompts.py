@@ -6,6 +6,9 @@ check; raising one exception instead lets a whole sub-flow unwind to the menu th
 One key convention for every list (menus, pickers, checkboxes), built only here: the arrow keys
 move, Enter picks (Space ticks in a checkbox), and typing filters the list. Letters and digits
 never pick an entry by themselves: no shortcut keys, no j/k, no a/i in checkboxes.
+
+Every question is short; a `note` explaining it is printed above it, wrapped to the terminal
+(see fit.py), so the answer has the terminal's width even at 80 columns.
 """
 
 from __future__ import annotations
@@ -22,11 +25,17 @@ from questionary.prompts.common import InquirerControl
 from rich.console import Console
 from rich.markup import escape
 
+from simulator.cli.interactive import fit
 from simulator.errors import UserError
 
 T = TypeVar("T")
 
 console = Console(highlight=False)
+
+MULTILINE_HINT = "(Esc then Enter to finish; @FILE reads a file)"
+# questionary's own hint names <ctrl-a> twice; with typing filtering the list, Ctrl-A ticks
+# every entry (or none when all are) and Tab (Ctrl-I) inverts the ticks
+CHECKBOX_HINT = "(<space> ticks, <ctrl-a> all or none, <tab> inverts, type to filter)"
 
 
 class Cancelled(Exception):
@@ -53,16 +62,25 @@ def show_error(error: UserError) -> None:
     console.print(f"[bold red]Error:[/bold red] {escape(error.render())}", soft_wrap=True)
 
 
-def text(message: str, default: str = "", instruction: str | None = None) -> str:
-    return ask(questionary.text(message, default=default, instruction=instruction)).strip()
+def headline(message: str, note: str | None = None) -> str:
+    """Print `note` above the prompt about to be asked; `message` as it will be shown."""
+    fit.explain(console, note)
+    return fit.fitted(console, message)
+
+
+def text(message: str, default: str = "", note: str | None = None) -> str:
+    return ask(questionary.text(headline(message, note), default=default)).strip()
 
 
 def ask_required(
-    message: str, default: str = "", check: Callable[[str], str | None] | None = None
+    message: str,
+    default: str = "",
+    check: Callable[[str], str | None] | None = None,
+    note: str | None = None,
 ) -> str:
     """Non-empty text; `check` returns an error message to re-ask with, or None when fine."""
     while True:
-        answer = text(message, default=default)
+        answer = text(message, default=default, note=note)
         problem = "a value is required" if not answer else (check(answer) if check else None)
         if problem is None:
             return answer
@@ -75,33 +93,44 @@ def text_block(
     default: str = "",
     required: bool = False,
     check: Callable[[str], str | None] | None = None,
+    note: str | None = None,
 ) -> str:
     """Multi-line text (prompts are paragraphs). A lone `@FILE` reads the text from that file.
 
     The answer (or the file's text) is checked when submitted: a problem is shown under the
-    prompt and the text stays there to be fixed, so a typo is caught where it was typed.
+    prompt (wrapped, however long) and the text stays there to be fixed, so a typo is caught
+    where it was typed. The text is typed on the lines below the question, from the first
+    column: it has the terminal's whole width.
     """
 
     def verdict(raw: str) -> str | bool:
         try:
             value = _expand_file(raw.strip())
         except ValueError as exc:
-            return str(exc)
+            return fit.paragraph(str(exc))
         if not value:
             return "a value is required" if required else True
-        return (check(value) if check else None) or True
+        problem = check(value) if check else None
+        return fit.paragraph(problem) if problem else True
 
-    answer = ask(
-        questionary.text(
-            message,
-            default=default,
-            multiline=True,
-            instruction="(Esc then Enter to finish; @FILE reads a file)",
-            validate=verdict,
-            validate_while_typing=False,
-        )
+    shown = headline(message, note)
+    hint = MULTILINE_HINT
+    if not fit.fits_beside(console, shown, hint):
+        fit.explain(console, hint)
+        hint = ""
+    prompt = questionary.text(
+        shown,
+        default=default,
+        multiline=True,
+        # questionary writes " {instruction} " after the question: the answer starts on the
+        # next line, after that one space, and so do its further lines
+        instruction=f"{hint}\n",
+        prompt_continuation=" ",
+        validate=verdict,
+        validate_while_typing=False,
     )
-    return _expand_file(answer.strip())
+    fit.wrap_validation_errors(prompt)
+    return _expand_file(ask(prompt).strip())
 
 
 def _expand_file(answer: str) -> str:
@@ -121,10 +150,11 @@ def ask_number(
     check: Callable[[T], str | None] | None = None,
     default: T | None = None,
     optional: bool = False,
+    note: str | None = None,
 ) -> T | None:
     """A number, re-asked until it converts and passes `check`; blank means None when optional."""
     while True:
-        answer = text(message, default="" if default is None else str(default))
+        answer = text(message, default="" if default is None else str(default), note=note)
         if not answer and optional:
             return None
         try:
@@ -139,31 +169,39 @@ def ask_number(
 
 
 def ask_int(
-    message: str, low: int, high: int, default: int | None = None, optional: bool = False
+    message: str,
+    low: int,
+    high: int,
+    default: int | None = None,
+    optional: bool = False,
+    note: str | None = None,
 ) -> int | None:
     def within(value: int) -> str | None:
         return None if low <= value <= high else f"{value} is outside {low}–{high}"
 
-    return ask_number(f"{message} ({low}–{high})", int, within, default, optional)
+    return ask_number(f"{message} ({low}–{high})", int, within, default, optional, note)
 
 
-def confirm(message: str, default: bool = False) -> bool:
-    return bool(ask(questionary.confirm(message, default=default)))
+def confirm(message: str, default: bool = False, note: str | None = None) -> bool:
+    return bool(ask(questionary.confirm(headline(message, note), default=default)))
 
 
 def password(message: str) -> str:
     """Hidden while typed; the answer is never logged or stored."""
-    return ask(questionary.password(message))
+    return ask(questionary.password(headline(message)))
 
 
 def select_question(
-    message: str, choices: Sequence[tuple[str, T]], default: T | None = None
+    message: str,
+    choices: Sequence[tuple[str, T]],
+    default: T | None = None,
+    note: str | None = None,
 ) -> questionary.Question:
     """The one way a list is built (see the module doc)."""
     items = [questionary.Choice(label, value=value) for label, value in choices]
     start = next((item for item in items if item.value == default), None)
     question = questionary.select(
-        message,
+        headline(message, note),
         items,
         default=start,
         use_shortcuts=False,
@@ -207,12 +245,16 @@ def _match_rank(label: str, typed: str) -> tuple[int, int] | None:
 
 
 def _ranked(question: questionary.Question) -> InquirerControl:
-    """Swap the ranked filter into a questionary list (it adds no state, only the property)."""
-    control = next(
-        c for c in question.application.layout.find_all_controls() if isinstance(c, InquirerControl)
+    """Swap the ranked filter into a questionary list (it adds no state, only the property),
+    and let its long entries wrap."""
+    window = next(
+        w
+        for w in question.application.layout.find_all_windows()
+        if isinstance(w.content, InquirerControl)
     )
-    control.__class__ = _RankedControl
-    return control
+    window.content.__class__ = _RankedControl
+    fit.wrap_entries(window)
+    return window.content
 
 
 def _rank_and_guard(question: questionary.Question) -> None:
@@ -231,9 +273,14 @@ def _rank_and_guard(question: questionary.Question) -> None:
     bindings.add(Keys.ControlM, eager=True, filter=Condition(no_match))(lambda event: None)
 
 
-def select(message: str, choices: Sequence[tuple[str, T]], default: T | None = None) -> T:
+def select(
+    message: str,
+    choices: Sequence[tuple[str, T]],
+    default: T | None = None,
+    note: str | None = None,
+) -> T:
     """Pick one of (label, value) pairs: arrows and Enter, or type part of a label first."""
-    return ask(select_question(message, choices, default))
+    return ask(select_question(message, choices, default, note))
 
 
 def checkbox(
@@ -241,6 +288,7 @@ def checkbox(
     labels: Sequence[str],
     checked: Sequence[str] = (),
     check: Callable[[list[str]], str | None] | None = None,
+    note: str | None = None,
 ) -> list[str]:
     """Pick any of `labels` (Space ticks, Enter accepts, typing filters); re-asked while `check`
     objects.
@@ -250,7 +298,13 @@ def checkbox(
     """
     while True:
         items = [questionary.Choice(t, value=t, checked=t in checked) for t in labels]
-        question = questionary.checkbox(message, items, use_jk_keys=False, use_search_filter=True)
+        question = questionary.checkbox(
+            headline(message, note),
+            items,
+            instruction=CHECKBOX_HINT,
+            use_jk_keys=False,
+            use_search_filter=True,
+        )
         _ranked(question)
         picked = ask(question)
         problem = check(picked) if check else None
@@ -266,14 +320,13 @@ def ask_names(
     default: Sequence[str] = (),
     minimum: int = 1,
     check: Callable[[str], str | None] | None = None,
+    note: str | None = None,
 ) -> list[str]:
     """Several names: comma-separated in one answer, or (blank answer) one at a time, so a
     name containing a comma can still be entered."""
+    how = "Comma-separated; leave empty to enter them one at a time."
     while True:
-        line = text(
-            f"{what} (comma-separated; leave empty to enter them one at a time)",
-            default=", ".join(default),
-        )
+        line = text(what, default=", ".join(default), note=f"{note} {how}" if note else how)
         names = [n.strip() for n in line.split(",") if n.strip()] if line else _one_by_one(item)
         problem = _names_problem(names, minimum, check)
         if problem is None:

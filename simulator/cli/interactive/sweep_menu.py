@@ -48,10 +48,11 @@ def _ask_llms(models: list[str]) -> list[str]:
         ask.console.print(f"LLM: {models[0]}", markup=False)
         return models
     return ask.checkbox(
-        "LLMs (one per conversation; tick several to compare)",
+        "LLMs",
         models,
         checked=models[:1],
         check=_at_least_one("LLM"),
+        note="One LLM per conversation; tick several to compare them.",
     )
 
 
@@ -79,10 +80,11 @@ def _ask_agents(exp: Experiment) -> tuple[dict[str, int], bool]:
 def _ask_methods() -> list[str]:
     labels = [_method_label(m) for m in SWEEP_METHODS]
     picked = ask.checkbox(
-        "Speaker methods (manual is left out: sweeps run unattended)",
+        "Speaker methods",
         labels,
         checked=labels[:1],
         check=_at_least_one("speaker method"),
+        note="Manual is left out: sweeps run unattended.",
     )
     return [m for m in SWEEP_METHODS if _method_label(m) in picked]
 
@@ -166,7 +168,9 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
     if not ask.confirm(
-        "Create and run this sweep? (Ctrl-C stops it at once; nothing stored is lost)", default=True
+        "Create and run this sweep?",
+        default=True,
+        note="Ctrl-C stops it at once; nothing stored is lost.",
     ):
         app.console.print("Nothing created.")
         return

@@ -1,0 +1,65 @@
+"""Every question the menus ask is short enough for an 80-column terminal with room left to
+type: an explanation goes in the prompt's `note` (printed above it, wrapped), not in the
+question. Read from the source, so a new long question fails here before a person sees it cut."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from simulator.cli.interactive import prompts
+from simulator.cli.interactive.fit import QUESTION_LIMIT
+
+CLI = Path(prompts.__file__).resolve().parents[1]
+ASKING = {
+    "text",
+    "ask_required",
+    "text_block",
+    "ask_number",
+    "ask_int",
+    "confirm",
+    "password",
+    "select",
+    "select_question",
+    "checkbox",
+    "ask_names",
+}
+FIELD = 4  # the least a {value} in an f-string adds (a short id, a number)
+RANGE = 12  # ask_int adds " (low–high)"
+
+
+def shortest(node: ast.expr) -> int | None:
+    """The fewest characters a question can show: its literal text, each {value} as FIELD."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return len(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return sum(len(v.value) if isinstance(v, ast.Constant) else FIELD for v in node.values)
+    return None  # built elsewhere (a delete question): fit.fitted shortens it if needed
+
+
+def questions() -> list[tuple[str, int, str]]:
+    found = []
+    for path in sorted(CLI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            owner = node.func.value
+            if node.func.attr not in ASKING or not (
+                isinstance(owner, ast.Name) and owner.id == "ask" and node.args
+            ):
+                continue
+            length = shortest(node.args[0])
+            if length is not None:
+                length += RANGE if node.func.attr == "ask_int" else 0
+                where = f"{path.relative_to(CLI)}:{node.lineno}"
+                found.append((where, length, ast.unparse(node.args[0])))
+    return found
+
+
+def test_the_menus_ask_questions():
+    assert len(questions()) > 50  # the scan finds the menus' questions (it would pass on none)
+
+
+def test_every_question_is_short():
+    long = [q for q in questions() if q[1] > QUESTION_LIMIT]
+    assert not long, "\n".join(f"{where}: {text} ({n} characters)" for where, n, text in long)

@@ -6,8 +6,12 @@ import contextlib
 import time
 
 import pexpect
-import pyte
 from pty_session import Pty
+
+try:
+    import pyte
+except ImportError as exc:  # an environment installed before pyte joined the test extra
+    raise ImportError("pyte is missing: pip install -e '.[test]' installs it") from exc
 
 SETTLE_LIMIT = 60  # seconds: bounds a hang only; `until` returns as soon as the screen matches
 

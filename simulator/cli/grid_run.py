@@ -13,6 +13,7 @@ from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.domain.grid_experiment import GridSpec
+from simulator.domain.plural import count
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
 from simulator.services import grid_runs
@@ -80,8 +81,9 @@ def print_header(app: AppContext, spec: GridSpec) -> None:
     """What will run, including every value the tool chose because nobody said."""
     w = spec.world
     line = (
-        f"grid: {w.agents} agents on {w.width} x {w.height}{' torus' if w.torus else ''}, "
-        f"message radius {w.radius}, {w.steps} steps ({spec.calls:,} calls: "
+        f"grid: {count(w.agents, 'agent')} on {w.width} x {w.height}"
+        f"{' torus' if w.torus else ''}, message radius {w.radius}, {count(w.steps, 'step')} "
+        f"({count(spec.calls, 'call', thousands=True)}: "
         + (
             "message, memory and move per agent per step)"
             if spec.memory.kind == "summary"
@@ -97,6 +99,12 @@ def print_header(app: AppContext, spec: GridSpec) -> None:
         app.err.print(f"memory: {spec.memory.describe()}", markup=False, highlight=False)
     app.err.print(line, markup=False, highlight=False)
     app.err.print(f"model: {llm_name(spec.llm)}", markup=False, highlight=False)
+    if spec.seed is not None:  # the run's seed, not the LLM entry's own (it replaces it)
+        app.err.print(
+            f"seed: {spec.seed} (the random cells; every model call's seed is derived from it)",
+            markup=False,
+            highlight=False,
+        )
     if spec.probe is not None:
         app.err.print(f"probe: {probe_line(spec)}", markup=False, highlight=False)
     for note in spec.defaults_applied:
@@ -111,7 +119,8 @@ def probe_line(spec: GridSpec) -> str:
     if probe.news:
         parts.append(f"every agent asked {probe.news.question!r} after the last step")
     if probe.relationships:
-        parts.append(f"every agent asked about every other ({agents * (agents - 1)} calls)")
+        calls = count(agents * (agents - 1), "call", thousands=True)
+        parts.append(f"every agent asked about every other ({calls})")
     if probe.attendance:
         a = probe.attendance
         parts.append(

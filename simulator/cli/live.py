@@ -92,15 +92,14 @@ class LiveView:
             )
             if on
         )
+        place = f"[{event.day}:{event.index}]"  # as `conversation show` prints it, and `--at` takes
         if self.mode == "plain":
-            self._plain(
-                f"[day {event.day} #{event.index + 1}] {event.speaker}: {event.text}{flags}"
-            )
+            self._plain(f"{place} {event.speaker}: {event.text}{flags}")
             return
         self._stop_status()
         colour = role_colour(event.role, self.roles)
         self.console.print(
-            f"[bold {colour}]{escape(event.speaker)}[/]: "
+            f"[dim]{escape(place)}[/] [bold {colour}]{escape(event.speaker)}[/]: "
             f"{escape(event.text)}[dim]{escape(flags)}[/]"
         )
 

@@ -13,6 +13,7 @@ from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.domain.network_experiment import NetworkSpec
+from simulator.domain.plural import count
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
@@ -79,14 +80,21 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
         model = "none: the coevolution theory (Zino, Ye, Cao)" + "".join(f"; {p}" for p in chosen)
     else:
         tries = "messages included; up to 3 tries per answer" if spec.settings.free_chat else ""
-        calls = f"{spec.calls:,} calls when every answer parses; " + (tries or "up to 3 tries each")
+        calls = f"{count(spec.calls, 'call', thousands=True)} when every answer parses; " + (
+            tries or "up to 3 tries each"
+        )
         if spec.memory.is_stream:
             calls += "; plus the memory stream's ratings and reflections"
         model = llm_name(spec.llm)
+    drawn = any(note.startswith("seed:") for note in spec.defaults_applied)  # said below
+    uses = "the theory's random draws are" if spec.is_theory else "every model call's seed is"
+    seed = [] if spec.seed is None or drawn else [f"seed: {spec.seed} ({uses} derived from it)"]
     lines = [
-        f"network: {n} agents, graph {graph.get('type')}{snapshots}, scenario "
-        f"{spec.scenario.name!r}, round 0 from the table then {spec.rounds} rounds ({calls})",
+        f"network: {count(n, 'agent')}, graph {graph.get('type')}{snapshots}, scenario "
+        f"{spec.scenario.name!r}, round 0 from the table then {count(spec.rounds, 'round')} "
+        f"({calls})",
         f"model: {model}",
+        *seed,
         *_memory_line(spec),
         *_free_chat_line(spec),
         *(f"default: {note}" for note in spec.defaults_applied),
@@ -120,10 +128,16 @@ def _free_chat_line(spec: NetworkSpec) -> list[str]:
 
 
 def round_printer(app: AppContext, quiet: bool) -> Callable[[ev.Event], None]:
-    """One line per stored round: mean opinion, share Yes and the fallbacks."""
+    """The run's id first and last (on standard output, as a chat's and a grid's), and one
+    line per stored round: mean opinion, share Yes and the fallbacks."""
 
     def on_event(event: ev.Event) -> None:
-        if quiet or not isinstance(event, ev.NetworkRoundStored):
+        if quiet:
+            return
+        if isinstance(event, ev.NetworkPlanned | ev.ConversationFinished):
+            app.console.print(run_line(event), style="bold", markup=False, highlight=False)
+            return
+        if not isinstance(event, ev.NetworkRoundStored):
             return
         rows = event.rows
         mean = sum(r["opinion"] for r in rows) / len(rows)
@@ -131,12 +145,30 @@ def round_printer(app: AppContext, quiet: bool) -> Callable[[ev.Event], None]:
         kept = sum(bool(r["answer_fallback"]) for r in rows)
         app.err.print(
             f"round {event.round}: mean opinion {mean:.2f}, Yes {yes:.0%}"
-            + (f", {kept} answers kept from the round before (no reply parsed)" if kept else ""),
+            + (
+                f", {count(kept, 'answer')} kept from the round before (no reply parsed)"
+                if kept
+                else ""
+            ),
             markup=False,
             highlight=False,
         )
 
     return on_event
+
+
+def run_line(event: ev.NetworkPlanned | ev.ConversationFinished) -> str:
+    """`conv_1a2b: 50 agents, 2 rounds after round 0` when it starts, `conv_1a2b done` at the
+    end."""
+    if isinstance(event, ev.ConversationFinished):
+        return f"{event.conversation_id} {event.status}" + (
+            f": {event.error}" if event.error else ""
+        )
+    resuming = f" (resuming after round {event.stored - 1})" if event.stored > 1 else ""
+    return (
+        f"{event.conversation_id}: {count(len(event.names), 'agent')}, "
+        f"{count(event.rounds, 'round')} after round 0{resuming}"
+    )
 
 
 def run_network_cli(

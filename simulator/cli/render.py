@@ -117,7 +117,7 @@ def experiment_detail(view: ExperimentView) -> Group:
 
 
 def rendered_prompts(console: Console, prompts: dict[str, str], counts: dict[str, int]) -> None:
-    label = ", ".join(f"{n} {role}" for role, n in counts.items())
+    label = ", ".join(count(n, role) for role, n in counts.items())
     for who, text in prompts.items():
         console.print(
             Panel(escape(text), title=f"{who} — rendered for {label}", title_align="left")

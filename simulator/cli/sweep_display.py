@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from simulator.cli.context import AppContext
+from simulator.domain.plural import count
 from simulator.services import sweeps as service
 
 
 def print_plan(app: AppContext, plan: service.Plan) -> None:
-    """The plan's factors, its size in cells, conversations and calls, a sample cell, and the
-    defaults it applied."""
-    if plan.breakdown:
-        app.console.print(f"plan: {plan.breakdown}", markup=False, highlight=False)
+    """The plan once: how its cells came about and its size, what it will cost, a sample cell,
+    and the defaults it applied."""
+    conversations = count(plan.conversations, "conversation", thousands=True)
+    size = f"{count(plan.cells, 'cell', thousands=True)}, {conversations}"
+    if not plan.breakdown:
+        head = size
+    elif plan.breakdown.endswith(conversations):  # a chat's breakdown ends with its size
+        head = plan.breakdown
+    else:
+        head = f"{plan.breakdown}; in all {size}"
+    app.console.print(f"plan: {head}", markup=False, highlight=False)
+    calls = f"{'at least ' if plan.calls_at_least else ''}{plan.expected_calls:,}"
+    stored = count(plan.already_stored, "conversation", thousands=True)
     app.console.print(
-        f"cells: {plan.cells}  conversations: {plan.conversations}  "
-        f"expected LLM calls: {'at least ' if plan.calls_at_least else ''}"
-        f"{plan.expected_calls:,}  already stored: {plan.already_stored}"
+        f"expected LLM calls: {calls} ({stored} of the plan already stored)",
+        markup=False,
+        highlight=False,
     )
-    app.console.print(f"sample cell: {plan.sample.label()}")
+    app.console.print(f"sample cell: {plan.sample.label()}", markup=False, highlight=False)
     for note in plan.defaults_applied:
         app.console.print(f"default: {note}", markup=False, highlight=False)

@@ -8,6 +8,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from simulator.domain.plural import count
 from simulator.engine.sweep_runner import SweepProgress
 from simulator.llm.retry import EndpointPool
 from simulator.logs import redact
@@ -33,7 +34,7 @@ POOL_SOURCES = {
 def pool_line(pool: EndpointPool) -> str:
     why = POOL_SOURCES.get(pool.source, pool.source)
     where = redact(pool.key)  # a base URL may carry a password
-    return f"pool {where}: up to {pool.size} call(s) at once ({why})"
+    return f"pool {where}: up to {count(pool.size, 'call')} at once ({why})"
 
 
 class SweepDisplay:
@@ -80,7 +81,8 @@ class SweepDisplay:
             )
             return
         moment = time.monotonic()
-        if moment - self._last_plain >= self.plain_every_s or p.remaining == 0:
+        # the last state is printed once, by the command, when the sweep has finished
+        if moment - self._last_plain >= self.plain_every_s and p.remaining:
             self._last_plain = moment
             sys.stdout.write(describe(p) + "\n")
             sys.stdout.flush()

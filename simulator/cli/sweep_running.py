@@ -12,6 +12,7 @@ from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.params import heartbeat_for, pool_sizes
 from simulator.cli.sweep_progress import SweepDisplay, describe
+from simulator.domain.plural import count
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry
 from simulator.services import sweeps as service
@@ -64,7 +65,7 @@ def run_sweep(
         app.console.print(describe(progress))
     if status["counts"]["failed"]:
         app.err.print(
-            f"{status['counts']['failed']} conversation(s) failed; retry them with "
+            f"{count(status['counts']['failed'], 'conversation')} failed; retry them with "
             f"llm-sim sweep retry-failed {sweep_id}"
         )
 

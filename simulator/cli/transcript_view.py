@@ -16,6 +16,7 @@ from simulator.domain.fork import point_text
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import pieces
 from simulator.domain.network_experiment import THEORY, is_network
+from simulator.domain.plural import count
 
 
 def shown(text: str | None) -> str:
@@ -56,7 +57,7 @@ def listing_row(doc: dict) -> dict[str, str]:
         "experiment": doc["experiment_id"],
         "owner": doc["owner"],
         "status": doc["status"],
-        "agents": ", ".join(f"{n} {r}" for r, n in spec["agents"].items()),
+        "agents": ", ".join(count(n, r) for r, n in spec["agents"].items()),
         # a fork's counter covers what it stored; the messages it shares are its parent's
         "messages": f"{counters.get('messages', 0) + (doc.get('fork_shared') or 0)}/{turns}",
         "days": str(spec["days"]),
@@ -188,8 +189,9 @@ def show_grid_steps(console: Console, data: dict) -> None:
         + (f" ({shown(run['error'])})" if run.get("error") else "")
     )
     console.print(
-        f"grid: {world['agents']} agents on {world['width']} x {world['height']}, radius "
-        f"{world['radius']}, {world['steps']} steps; model {escape(run['spec']['llm']['model'])}"
+        f"grid: {count(world['agents'], 'agent')} on {world['width']} x {world['height']}, "
+        f"radius {world['radius']}, {count(world['steps'], 'step')}; model "
+        f"{escape(run['spec']['llm']['model'])}"
     )
     for line in lineage_lines(run):
         console.print(line, markup=False, highlight=False)
@@ -218,8 +220,9 @@ def show_network_rounds(console: Console, data: dict) -> None:
         + (f" ({shown(run['error'])})" if run.get("error") else "")
     )
     console.print(
-        f"network: {len(spec['agents'])} agents, graph {spec['settings']['graph'].get('type')}, "
-        f"scenario {escape(spec['scenario']['name'])}, {spec['settings']['rounds']} rounds; "
+        f"network: {count(len(spec['agents']), 'agent')}, graph "
+        f"{spec['settings']['graph'].get('type')}, scenario {escape(spec['scenario']['name'])}, "
+        f"{count(spec['settings']['rounds'], 'round')}; "
         + (
             "the coevolution theory (no model)"
             if spec.get("llm") is None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
 from simulator.domain.fork import EDIT_PURPOSE
+from simulator.domain.plural import count
 
 WEIGHT_FIELDS = ("sha256", "digest", "commit")
 NAME_FIELDS = ("provider", "model", "path_or_id", "system_fingerprint")
@@ -75,9 +76,11 @@ class Verdict:
         if self.identical:
             if not self.original_calls:
                 return "identical: neither run made a model call (nothing to compare)"
-            return f"identical: all {self.original_calls} calls, same prompts and same replies"
+            calls = count(self.original_calls, "call")
+            return f"identical: all {calls}, same prompts and same replies"
         assert self.divergence is not None
-        return f"diverged after {self.compared} identical call(s): {self.divergence.headline()}"
+        same = count(self.compared, "identical call")
+        return f"diverged after {same}: {self.divergence.headline()}"
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -32,9 +32,12 @@ def to_llm_choice(experiment: Experiment, model: str) -> LLMChoice:
     return resolve_llm(experiment, model)[0]
 
 
-def resolve_llm(experiment: Experiment, model: str) -> tuple[LLMChoice, str | None]:
+def resolve_llm(
+    experiment: Experiment, model: str, run_seed: int | None = None
+) -> tuple[LLMChoice, str | None]:
     """An LLM choice for a model string, and a sentence saying which defaults were applied
-    when the experiment does not list that model (None when it does). A control character in
+    when the experiment does not list that model (None when it does). With a `run_seed` the
+    sentence leaves out the default LLM's own seed: the run's seed replaces it in every call. A control character in
     `model` is refused as a new entry's would be (a ValidationError), not stripped away."""
     if has_hidden_characters(model):
         LLMChoice(model=model)  # raises the ValidationError every caller reports
@@ -52,7 +55,10 @@ def resolve_llm(experiment: Experiment, model: str) -> tuple[LLMChoice, str | No
         return same_model[0], None
     default = experiment.llms[0]
     choice = LLMChoice(model=model, params=default.params)
-    shown = ", ".join(f"{k}={v}" for k, v in default.params.as_dict().items()) or "none set"
+    used = default.params.as_dict()
+    if run_seed is not None:
+        used.pop("seed", None)
+    shown = ", ".join(f"{k}={v}" for k, v in used.items()) or "none set"
     return choice, (
         f"{model} is not listed in the experiment: it runs with the sampling parameters of the "
         f"experiment's default LLM {default.model} ({shown})"

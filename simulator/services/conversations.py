@@ -32,15 +32,20 @@ KIND = "conversation"
 
 
 def choose_llm(
-    experiment: Experiment, model: str | None, field: str, notes: list[str] | None = None
+    experiment: Experiment,
+    model: str | None,
+    field: str,
+    notes: list[str] | None = None,
+    run_seed: int | None = None,
 ) -> LLMChoice:
     """A model string to an LLM choice: the experiment's own (with its parameters) if listed,
-    else the model with the experiment's default sampling, noted in `notes`."""
+    else the model with the experiment's default sampling, noted in `notes` (without the
+    default's seed when the run has its own `run_seed`, which replaces it)."""
     if model is None:
         return experiment.llms[0]
     _refuse_ambiguous(experiment, model, field)
     try:
-        choice, note = resolve_llm(experiment, model)
+        choice, note = resolve_llm(experiment, model, run_seed)
     except ValidationError as exc:
         raise UserError(
             exc.errors()[0]["msg"].removeprefix("Value error, "),
@@ -109,12 +114,12 @@ def build_spec(
     experiment = view.experiment
     counts = parse_counts(agents, experiment, field="--agents")
     per_role = parse_role_models(llm_for, experiment)
-    notes: list[str] = []
-    default = choose_llm(experiment, llm, "--llm", notes)
+    notes: list[str] = left_out_roles(agents, counts)
+    default = choose_llm(experiment, llm, "--llm", notes, seed)
     if llm is None:
         notes.append(f"agents' model: {llm_name(default)} (not given; the experiment's first LLM)")
     role_llms = {
-        r.name: choose_llm(experiment, per_role[r.name], "--llm-for", notes)
+        r.name: choose_llm(experiment, per_role[r.name], "--llm-for", notes, seed)
         if r.name in per_role
         else default
         for r in experiment.roles
@@ -128,17 +133,17 @@ def build_spec(
     )
     manager = None
     if manager_llm:
-        manager = choose_llm(experiment, manager_llm, "--manager-llm", notes)
+        manager = choose_llm(experiment, manager_llm, "--manager-llm", notes, seed)
     elif speaker == "auto":
         manager = agents_model
         notes.append(f"manager_llm: {llm_name(manager)} (not given; {whose})")
     if summarizer_llm:
-        summarizer = choose_llm(experiment, summarizer_llm, "--summarizer-llm", notes)
+        summarizer = choose_llm(experiment, summarizer_llm, "--summarizer-llm", notes, seed)
     else:
         summarizer = agents_model
         notes.append(f"summarizer_llm: {llm_name(summarizer)} (not given; {whose})")
     if seed is None:
-        notes.append("seed: none (speaker choice and sampling are not reproducible)")
+        notes.append(unseeded_note([*role_llms.values(), manager, summarizer]))
     memory, memory_notes = chat_memory.resolve(experiment, llm_name(summarizer))
     data = {
         "agents": counts,
@@ -159,6 +164,30 @@ def build_spec(
     except ValidationError as exc:
         raise validation_to_user_error(exc, "conversation", source=None, marks={}) from None
     return spec
+
+
+def left_out_roles(agents: str, counts: dict[str, int]) -> list[str]:
+    """The note for roles `--agents` did not name (each got one agent), e.g.
+    "agents: Prisoner=1 (not in --agents; a role left out gets 1 agent)"."""
+    named = {part.partition("=")[0].strip().lower() for part in agents.split(",")}
+    left = [role for role in counts if role.lower() not in named]
+    if not left:
+        return []
+    given = ",".join(f"{role}={counts[role]}" for role in left)
+    return [f"agents: {given} (not in --agents; a role left out gets 1 agent)"]
+
+
+def unseeded_note(choices: list[LLMChoice | None]) -> str:
+    """What runs without a seed: nothing is reproducible, unless the LLMs carry seeds of their
+    own, which then every call of theirs uses as it is."""
+    seeds = {c.params.seed for c in choices if c is not None} - {None}
+    own = [str(s) for s in sorted(seeds)]
+    if not own:
+        return "seed: none (speaker choice and sampling are not reproducible)"
+    return (
+        "seed: none (speaker choice is not reproducible; every model call uses its LLM's own "
+        f"seed: {', '.join(own)})"
+    )
 
 
 def create(

@@ -41,7 +41,7 @@ def build_spec(
     experiment = view.experiment
     assert isinstance(experiment, GridExperiment)
     notes: list[str] = []
-    choice = choose_llm(experiment, llm, "--llm", notes)  # type: ignore[arg-type]
+    choice = choose_llm(experiment, llm, "--llm", notes, seed)  # type: ignore[arg-type]
     if llm is None:
         notes.append(f"model: {llm_name(choice)} (not given; the experiment's first LLM)")
     overrides = {k: v for k, v in (world or {}).items() if v is not None}

@@ -67,7 +67,7 @@ def build_spec(
             "a theory run has no model", field="--llm", fix="leave --llm out, or --theory"
         )
     if not theory:
-        choice = choose_llm(experiment, llm, "--llm", notes)  # type: ignore[arg-type]
+        choice = choose_llm(experiment, llm, "--llm", notes, seed)  # type: ignore[arg-type]
         if llm is None:
             notes.append(f"model: {llm_name(choice)} (not given; the experiment's first LLM)")
     overrides = {k: v for k, v in (settings or {}).items() if v is not None}

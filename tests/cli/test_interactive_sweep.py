@@ -56,8 +56,8 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
         "cells: 16 = 2 LLMs × 2 day counts × 2 agent combinations × 1 speaker method × "
         "2 variant combinations"
     )
-    app.expect("cells: 16  conversations: 32")
-    app.expect("already stored: 0")
+    app.expect("= 16 cells x 2 repetitions = 32 conversations")
+    app.expect("(0 conversations of the plan already stored)")
     app.expect("sample cell: mock:a 1v1 d1 round_robin [Personality=respectful]")
     app.answer("Create and run this sweep?", "y")
     app.answer("Conversations at a time (1–256)", ENTER)
@@ -103,7 +103,7 @@ def test_ctrl_c_during_the_sweep_stops_after_the_turns(spawn, sim, pty_env, tmp_
         for slot in ("Guard/Personality", *OTHER_SLOTS):
             app.answer(f"Variants of {slot}", ENTER)
         app.answer("Seed, blank for none", ENTER)
-        app.expect("cells: 1  conversations: 4")
+        app.expect("= 1 cell x 4 repetitions = 4 conversations")
         app.answer("Create and run this sweep?", ENTER)
         app.answer("Conversations at a time (1–256)", CLEAR_LINE + "2" + ENTER)
         sweep_id = app.expect(r"Running sweep_[0-9a-z]+", regex=True).split()[1]

@@ -37,7 +37,7 @@ def test_full_experiment_life(sim, db, prison_path, tmp_path):
     assert "two guards" in guard_prompt and "one prisoner" in guard_prompt
     assert "<GUARD_NOUN>" not in guard_prompt
     human = sim("experiment", "show", exp_id, "--render", "guard=2,prisoner=1", db=db)
-    assert "rendered for 2 Guard, 1 Prisoner" in human.out
+    assert "rendered for 2 Guards, 1 Prisoner" in human.out
 
     out = tmp_path / "exported.yaml"
     assert sim("experiment", "export", exp_id, "-o", str(out), db=db).code == 0

@@ -47,9 +47,10 @@ def test_run_on_stub_prints_plain_lines_and_stores(sim, stub, experiment):
     )
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert sum(1 for line in lines if line.startswith("[day ")) == 6  # 4 messages + 2 summaries
+    assert sum(1 for line in lines if line.startswith(("[1:", "[2:"))) == 4  # as `show` numbers
+    assert sum(1 for line in lines if line.startswith("[day ")) == 2  # the summaries
     assert "--- day 2 ---" in lines
-    assert "4 messages over 2 day(s): 2, 2" in result.err
+    assert "4 messages over 2 days: 2, 2" in result.err
 
     listed = sim("conversation", "list", "--json", db=db).json()
     assert len(listed) == 1 and listed[0]["status"] == "done"

@@ -76,8 +76,8 @@ def test_openai_pool_follows_concurrency_32(run_cli, sweep_of):
         result = run_cli(["sweep", "run", sweep_id, "--concurrency", "32"], env=env)
     assert result.code == 0, result.err
     assert stub.max_in_flight == 32  # was 16: the fixed OpenAI pool
-    assert "endpoints take up to 32 call(s) at once" in result.err
-    pool = f"pool openai:{base}: up to 32 call(s) at once (follows --concurrency)"
+    assert "endpoints take up to 32 calls at once" in result.err
+    pool = f"pool openai:{base}: up to 32 calls at once (follows --concurrency)"
     assert pool in result.err
 
 
@@ -92,7 +92,7 @@ def test_a_pool_set_by_the_user_caps_the_calls(run_cli, sweep_of):
     assert result.code == 0, result.err
     assert stub.max_in_flight == 3
     assert "except --pool openai=3" in result.err
-    assert f"pool openai:{base}: up to 3 call(s) at once (set by --pool)" in result.err
+    assert f"pool openai:{base}: up to 3 calls at once (set by --pool)" in result.err
 
 
 def test_ollama_pool_follows_concurrency_and_keeps_its_connections(run_cli, sweep_of):
@@ -108,7 +108,7 @@ def test_ollama_pool_follows_concurrency_and_keeps_its_connections(run_cli, swee
     assert stub.max_in_flight == 32
     assert len(stub.chat_requests) == 32 * 5  # 4 messages and a summary each
     assert stub.connections_opened <= 32 + 2  # slack: an idle connection may expire (5 s)
-    pool = f"pool ollama:{host}: up to 32 call(s) at once (follows --concurrency)"
+    pool = f"pool ollama:{host}: up to 32 calls at once (follows --concurrency)"
     assert pool in result.err
 
 

@@ -44,7 +44,7 @@ def test_replay_verdicts_and_the_refusal(run_cli, env, replies):
     changed = run_cli(["conversation", "replay", original], env=env)
     assert changed.code == 0, changed.err
     assert f": replay of {original}, done" in changed.out
-    assert "verdict: diverged after 0 identical call(s)" in changed.out
+    assert "verdict: diverged after 0 identical calls" in changed.out
     assert "+CHANGED: I will not say what I said before." in changed.out
     assert f"replay: replay of {original} (chat)" in changed.err
 

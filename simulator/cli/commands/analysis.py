@@ -50,7 +50,12 @@ def _scope_info(scope) -> dict:
 @click.command("export")
 @click.argument("target_id", metavar="EXP_ID|SWEEP_ID|CONV_ID")
 @click.option(
-    "--format", "fmt", type=click.Choice(list(FORMATS)), default="jsonl", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default="jsonl",
+    show_default=True,
+    help="File format of the tables: JSON lines, CSV, or Parquet (with the analysis extra).",
 )
 @click.option(
     "-o",

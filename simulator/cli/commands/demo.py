@@ -198,10 +198,25 @@ def announce(app: AppContext, experiment: Experiment, spec: ConversationSpec) ->
 
 
 @click.command("demo")
-@click.option("--messages", "total_messages", type=int, default=6, show_default=True)
-@click.option("--days", type=int, default=2, show_default=True)
+@click.option(
+    "--messages",
+    "total_messages",
+    type=int,
+    default=6,
+    show_default=True,
+    help="Agent turns in the demo conversation.",
+)
+@click.option(
+    "--days", type=int, default=2, show_default=True, help="Days the turns are split over."
+)
 @click.option("--llm", default=DEMO_MODEL, show_default=True, help="Model for every agent.")
-@click.option("--seed", type=SEED, default=7, show_default=True)
+@click.option(
+    "--seed",
+    type=SEED,
+    default=7,
+    show_default=True,
+    help="Seed for speaker choice and sampling (0 to 2^63-1).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_obj
 def demo(

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from simulator.cli.context import AppContext
+from simulator.domain.plural import count
 from simulator.cli.interrupts import Stopped, Terminated
 from simulator.errors import UserError
 from simulator.services import reference_import as service
@@ -124,8 +125,8 @@ def nothing_message(plan: service.ImportPlan) -> str:
 
 def confirm_question(plan: service.ImportPlan) -> str:
     return (
-        f"Import {len(plan.new_experiments)} experiments and "
-        f"{len(plan.new_conversations)} conversations?"
+        f"Import {count(len(plan.new_experiments), 'experiment')} and "
+        f"{count(len(plan.new_conversations), 'conversation')}?"
     )
 
 

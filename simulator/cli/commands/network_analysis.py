@@ -19,6 +19,7 @@ from simulator.analysis.network import network_measures as measure_network
 from simulator.analysis.scope import Scope
 from simulator.cli.context import AppContext
 from simulator.domain.invisible_chars import visible
+from simulator.domain.plural import count, nouns
 from simulator.errors import UserError
 
 DEFAULT_NETWORK_MEASURES = (
@@ -161,9 +162,10 @@ def rounds_table(run: dict) -> Table:
 
 def run_footer(run: dict) -> str:
     """Under a run's rounds: fallbacks, and its twin with the distance (or how to get one)."""
-    parts = [f"{run['rounds_stored']} of {run['planned_rounds']} rounds stored"]
+    planned = run["planned_rounds"]
+    parts = [f"{run['rounds_stored']} of {planned} {nouns(planned, 'round')} stored"]
     if not run["theory"]:
-        parts.append(f"{run['answer_fallbacks']} answer fallbacks")
+        parts.append(count(run["answer_fallbacks"], "answer fallback"))
     line = "; ".join(parts)
     if run["theory"]:
         return f"{line} (a theory run: no model)"

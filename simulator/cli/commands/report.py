@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from simulator.cli.context import AppContext
+from simulator.domain.plural import count, nouns
 
 
 @click.command("report")
@@ -56,9 +57,9 @@ def report(
     what = "transcripts"
     if hasattr(ctx, "pairs"):  # a network report: runs drawn, most beside their twin
         twins = sum(1 for pair in ctx.pairs if pair["twin"])
-        what = f"run{'' if shown == 1 else 's'} drawn, {twins} beside a theory twin"
+        what = f"{nouns(shown, 'run')} drawn, {twins} beside a theory twin"
     app.console.print(
-        f"wrote {output} ({output.stat().st_size // 1024} KiB, {len(ctx.cells)} cells, "
+        f"wrote {output} ({output.stat().st_size // 1024} KiB, {count(len(ctx.cells), 'cell')}, "
         f"{shown} {what})"
     )
     if open_it:

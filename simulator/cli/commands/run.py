@@ -25,6 +25,7 @@ from simulator.cli.network_run import (
 )
 from simulator.cli.params import SEED, pool_sizes
 from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
+from simulator.domain.plural import count
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
 from simulator.services import conversations as conv_service
@@ -82,6 +83,12 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
     if spec.summarizer_llm is not None:
         extra.append(f"summarizer: {llm_name(spec.summarizer_llm)}")
     app.err.print(f"models: {', '.join([models, *extra])}", markup=False, highlight=False)
+    if spec.seed is not None:  # the run's seed, not the LLM entries' own (it replaces them)
+        app.err.print(
+            f"seed: {spec.seed} (speaker choice; every model call's seed is derived from it)",
+            markup=False,
+            highlight=False,
+        )
     if spec.allow_repeat_speaker and spec.speaker_method in ("auto", "manual"):
         app.err.print(
             "allow_repeat_speaker: true (an agent may speak twice in a row; the reference "
@@ -98,12 +105,13 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
 def counting_line(spec: ConversationSpec) -> str:
     """What the total means: agent turns, or (reference counting) a budget with the openings."""
     per_day = ", ".join(str(n) for n in spec.day_turns)
+    days = count(spec.days, "day")
     if spec.message_counting == "reference":
         return (
-            f"messages: {spec.total_messages} (reference counting: {spec.agent_turns} agent "
-            f"turns) over {spec.days} day(s); agent turns per day: {per_day}"
+            f"messages: {spec.total_messages} (reference counting: "
+            f"{count(spec.agent_turns, 'agent turn')}) over {days}; agent turns per day: {per_day}"
         )
-    return f"{spec.total_messages} messages over {spec.days} day(s): {per_day}"
+    return f"{count(spec.total_messages, 'message')} over {days}: {per_day}"
 
 
 @click.command("run")
@@ -133,7 +141,12 @@ def counting_line(spec: ConversationSpec) -> str:
     "--days", type=int, default=1, show_default=True, help="Days the messages are split over."
 )
 @click.option(
-    "--speaker", type=click.Choice(SPEAKER_METHODS), default="round_robin", show_default=True
+    "--speaker",
+    type=click.Choice(SPEAKER_METHODS),
+    default="round_robin",
+    show_default=True,
+    help="Who speaks next: in turn (round_robin), at random, roles in turn (role_alternating), "
+    "picked by a manager LLM (auto) or by you at the terminal (manual).",
 )
 @click.option("--llm", help="Model for every agent (default: the experiment's first LLM).")
 @click.option(

@@ -6,6 +6,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import FixedNote, run_until_stopped
+from simulator.domain.plural import count
 from simulator.llm.access import LLMAccess
 from simulator.services import scoring
 
@@ -82,7 +83,7 @@ def score(
     app.console.print(
         f"[bold]{result['scorer']}[/bold] on {result['target']}: {result['scored']} scored, "
         f"{result['skipped']} already scored, {result['failed']} failed "
-        f"({result['conversations']} finished conversation(s)"
+        f"({count(result['conversations'], 'finished conversation')}"
         + (f", {result['not_done']} not finished and left out)" if result["not_done"] else ")")
     )
     app.console.print(

@@ -18,6 +18,7 @@ from simulator.cli.params import SEED
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.conversation import SPEAKER_METHODS
+from simulator.domain.plural import count
 from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
@@ -34,12 +35,22 @@ def sweep() -> None:
 @sweep.command("create")
 @click.argument("experiment_id")
 @click.argument("file", required=False, type=click.STRING)  # checked by the YAML reader
-@click.option("--name")
+@click.option("--name", help="A name to find the sweep by (default: sweep).")
 @click.option("--repetitions", type=int, help="Conversations per cell.")
 @click.option("--llm", "llms", multiple=True, help="One model per conversation; repeatable.")
-@click.option("--manager-llm")
-@click.option("--summarizer-llm")
-@click.option("--messages", "total_messages", type=int, help="Total messages (even).")
+@click.option(
+    "--manager-llm", help="Model that picks speakers for --speaker auto (default: the agents')."
+)
+@click.option(
+    "--summarizer-llm", help="Model that writes the daily summaries (default: the agents')."
+)
+@click.option(
+    "--messages",
+    "total_messages",
+    type=int,
+    help="Total messages of each conversation: agent turns, or with --message-counting "
+    "reference as the reference tool counted them.",
+)
 @click.option(
     "--message-counting",
     type=click.Choice(["agent_turns", "reference"]),
@@ -52,7 +63,7 @@ def sweep() -> None:
     default=None,
     help="Let auto / manual pick the agent who just spoke (the reference never did).",
 )
-@click.option("--days", type=int)
+@click.option("--days", type=int, help="Days the messages are split over (default 1).")
 @click.option(
     "--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days."
 )
@@ -69,6 +80,7 @@ def sweep() -> None:
     "speakers",
     multiple=True,
     type=click.Choice([m for m in SPEAKER_METHODS if m != "manual"]),
+    help="A speaker method to try (default round_robin); repeatable.",
 )
 @click.option(
     "--variant",
@@ -77,7 +89,12 @@ def sweep() -> None:
     metavar="SECTION=NAME,…|all",
     help="e.g. 'Guard/Personality=all'.",
 )
-@click.option("--seed", type=SEED)
+@click.option(
+    "--seed",
+    type=SEED,
+    help="Sweep seed: each conversation's seed is derived from it, its cell and its repetition "
+    "(default: none, not reproducible).",
+)
 @fork_options
 @grid_sweep_options
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
@@ -143,7 +160,7 @@ def create_cmd(
         app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
     else:
         app.console.print(
-            f"Sweep [bold]{doc['_id']}[/bold]: {added} new conversation(s) stored. "
+            f"Sweep [bold]{doc['_id']}[/bold]: {count(added, 'new conversation')} stored. "
             f"Run it: llm-sim sweep run {doc['_id']}"
         )
 
@@ -236,7 +253,7 @@ def retry_cmd(
     service.require_owner(app.store, sweep_id, app.user, "retry")
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
-        app.err.print(f"{reset} failed conversation(s) queued again.")
+        app.err.print(f"{count(reset, 'failed conversation')} queued again.")
     _fork_header(app, sweep_id, as_json)
     run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
 
@@ -256,7 +273,8 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
         f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
         f"{counts['done']}/{status['total']} done, {counts['running']} running, "
         f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
-        f"{status['calls']:,} calls, {status['tokens_out']:,} tokens out"
+        f"{count(status['calls'], 'call', thousands=True)}, "
+        f"{count(status['tokens_out'], 'token', thousands=True)} out"
     )
     for worker in status["workers"]:
         app.console.print(f"worker: {worker}")
@@ -265,7 +283,7 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
 
 
 @sweep.command("list")
-@click.option("--experiment", "experiment_id")
+@click.option("--experiment", "experiment_id", help="Only sweeps of this experiment.")
 @json_option
 @click.pass_obj
 def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:

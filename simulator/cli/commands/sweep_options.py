@@ -10,6 +10,7 @@ from simulator.cli.params import (
     MAX_LEASE_TTL_S,
     MIN_LEASE_TTL_S,
 )
+from simulator.domain.plural import count
 from simulator.logs import redact
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
@@ -19,8 +20,8 @@ def pools_header(verb: str, sweep_id: str, concurrency: int, sizes: dict[str, in
     """The run's first line: every default that changes what runs is said out loud."""
     set_by_user = redact(", ".join(f"{k}={v}" for k, v in sizes.items()))
     return (
-        f"{verb} {sweep_id} with {concurrency} conversation(s) at a time; OpenAI-compatible "
-        f"and Ollama endpoints take up to {concurrency} call(s) at once"
+        f"{verb} {sweep_id} with {count(concurrency, 'conversation')} at a time; "
+        f"OpenAI-compatible and Ollama endpoints take up to {count(concurrency, 'call')} at once"
         + (f", except --pool {set_by_user}" if set_by_user else " (--pool ENDPOINT=N caps one)")
         + ". Each endpoint's pool is named when first used."
     )

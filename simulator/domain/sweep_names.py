@@ -37,8 +37,9 @@ def resolve_llm(
 ) -> tuple[LLMChoice, str | None]:
     """An LLM choice for a model string, and a sentence saying which defaults were applied
     when the experiment does not list that model (None when it does). With a `run_seed` the
-    sentence leaves out the default LLM's own seed: the run's seed replaces it in every call. A control character in
-    `model` is refused as a new entry's would be (a ValidationError), not stripped away."""
+    sentence leaves out the default LLM's own seed: the run's seed replaces it in every call.
+    A control character in `model` is refused as a new entry's would be (a ValidationError),
+    not stripped away."""
     if has_hidden_characters(model):
         LLMChoice(model=model)  # raises the ValidationError every caller reports
     model = model.strip()

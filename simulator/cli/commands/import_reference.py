@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from simulator.cli.context import AppContext
-from simulator.domain.plural import count
 from simulator.cli.interrupts import Stopped, Terminated
+from simulator.domain.plural import count
 from simulator.errors import UserError
 from simulator.services import reference_import as service
 from simulator.settings import db_timeout_ms

@@ -178,3 +178,25 @@ def test_the_url_after_the_at_sign_wins_over_openai_base_url(monkeypatch):
         embedder = create_embedder(f"openai:emb@{stub.openai_base_url}", cached=False)
         assert embedder.embed(["one", "two", "three"]).shape == (3, stub.embedding_dim)
         assert stub.embedding_batches == [3]
+
+
+def test_the_moderation_scorer_sends_a_query_key_apart_and_shows_it_masked(monkeypatch):
+    from simulator.analysis.scorers.moderation import create
+
+    with StubLLMServer(models=["omni-moderation-latest"]) as stub:
+        stub.require_query = {"api_key": "mod-key-42"}
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{stub.openai_base_url}?api_key=mod-key-42")
+        scorer = create("omni-moderation-latest")
+        assert "mod-key-42" not in repr(scorer) and scorer.url.endswith(
+            "/v1/moderations?api_key=***"
+        )
+
+        async def go() -> None:
+            try:
+                await scorer.preflight()
+            finally:
+                await scorer.aclose()
+
+        asyncio.run(go())
+        (request,) = stub.requests
+    assert request.path == "/v1/moderations" and request.query_names == ("api_key",)

@@ -21,6 +21,8 @@ import httpx
 
 from simulator.analysis.scorers.base import ScoreResult, TargetKind, failed
 from simulator.errors import UserError
+from simulator.llm.base import FatalBackendError
+from simulator.llm.endpoint_url import endpoint
 from simulator.llm.transport import classify, describe, preflight_timeout_s
 from simulator.settings import openai_base_url
 
@@ -44,10 +46,17 @@ class ModerationScorer:
     def __init__(self, model: str, base_url: str, api_key: str | None) -> None:
         self.model = model
         self.name = f"moderation:{model}"
-        self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/moderations"
+        try:
+            where = endpoint(base_url, "OPENAI_BASE_URL")
+        except FatalBackendError as exc:
+            raise UserError(str(exc), field="OPENAI_BASE_URL") from None
+        self.base_url = where.shown  # shown in messages: a password or key reads ***
+        self.url = where.shown_at("/moderations")
+        self._post_url = where.url.rstrip("/") + "/moderations"  # the query goes as params
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(headers=headers, timeout=TIMEOUT_S)
+        self._client = httpx.AsyncClient(
+            headers=headers, timeout=TIMEOUT_S, params=where.query or None
+        )
 
     def __repr__(self) -> str:  # never show the key
         return f"ModerationScorer(model={self.model!r}, url={self.url!r})"
@@ -95,7 +104,7 @@ class ModerationScorer:
     ) -> tuple[list[dict], str]:
         try:
             response = await self._client.post(
-                self.url,
+                self._post_url,
                 json={"model": self.model, "input": texts},
                 timeout=timeout or TIMEOUT_S,
             )

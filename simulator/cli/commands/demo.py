@@ -21,8 +21,9 @@ from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
+from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.llm.base import BackendError, ChatMessage
+from simulator.llm.base import BackendError, ChatMessage, FatalBackendError
 from simulator.prompting.assembly import render_all
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.prompting.transcript import agent_messages, day_opening
@@ -38,7 +39,10 @@ DEMO_MODEL = "local:smollm2"
 DEMO_SAMPLING = GenerationParams(
     temperature=0.9, top_p=0.95, top_k=40, max_tokens=120, repeat_penalty=1.2
 )
-REPLY_TOKENS = 75  # mean reply tokens of SmolLM2 at DEMO_SAMPLING in that bench
+# Mean completion tokens of SmolLM2 at DEMO_SAMPLING over the 16 calls of two demo runs (seeds 7
+# and 8: 106 and 71; replies range from 15 tokens to the 120 of max_tokens); bench/demo_sampling.py
+# measured 75 on its own runs. Seeds differ this much, so the estimate is a middle, not a bound.
+REPLY_TOKENS = 88
 
 
 def ensure_prison(app: AppContext) -> exp_service.ExperimentView:
@@ -52,7 +56,8 @@ def ensure_prison(app: AppContext) -> exp_service.ExperimentView:
 
 
 def with_demo_sampling(spec: ConversationSpec) -> ConversationSpec:
-    """Every use of the bundled model samples with DEMO_SAMPLING; other models keep theirs."""
+    """Every use of the bundled model samples with DEMO_SAMPLING and cleans its replies of
+    echoes (prompting/echoes.py); other models keep the experiment's settings."""
 
     def tuned(choice: LLMChoice | None) -> LLMChoice | None:
         if choice is None or choice.model != DEMO_MODEL:
@@ -66,6 +71,7 @@ def with_demo_sampling(spec: ConversationSpec) -> ConversationSpec:
     )
     return spec.model_copy(
         update={
+            "reply_cleaning": "speakers_echoes" if uses_demo_model else spec.reply_cleaning,
             "defaults_applied": [*spec.defaults_applied, *([note] if uses_demo_model else [])],
             "role_llms": {role: tuned(c) for role, c in spec.role_llms.items()},
             "manager_llm": tuned(spec.manager_llm),
@@ -185,6 +191,8 @@ def announce(app: AppContext, experiment: Experiment, spec: ConversationSpec) ->
                 app.err,
                 FixedNote("Stopped before the conversation was stored; nothing to resume."),
             )
+        except FatalBackendError as exc:  # e.g. a llama.cpp build this machine cannot run
+            raise UserError(str(exc)) from None
         except BackendError as exc:  # the run's own preflight then says what to do
             text = f"Estimate: unavailable ({exc})."
         else:
@@ -238,14 +246,39 @@ def demo(
         seed=seed,
     )
     spec = with_demo_sampling(spec)
-    start = time.perf_counter()
     if not as_json:
         announce(app, view.experiment, spec)
+    start = time.perf_counter()  # the estimate is of the run, after the measurement
     outcome = execute(app, view, spec, as_json)
     if not as_json:
         app.err.print(
             f"Took {duration(time.perf_counter() - start)}. Stored as {outcome.conversation_id}. "
-            f"See it again: llm-sim conversation show {outcome.conversation_id}"
+            f"See it again: llm-sim conversation show {outcome.conversation_id}",
+            markup=False,
+            highlight=False,
         )
+        app.err.print(closing_words(llm), markup=False, highlight=False)
     if outcome.status == "failed":
         raise SystemExit(1)
+
+
+def closing_words(llm: str) -> str:
+    """What the model just used is for, and how to run the same demo on a real one."""
+    same = "the same demo on a real model"
+    if llm == DEMO_MODEL:
+        what = (
+            "SmolLM2-135M shows the mechanics (turns, days, summaries, storage, replay), not the "
+            "behaviour: a model this small loses the roles within a few turns."
+        )
+    elif llm.startswith("mock:"):
+        what = "mock: models answer with fixed text: they show the mechanics, not the behaviour."
+    else:
+        return (
+            f"Next: llm-sim conversation show ID --prompts shows every exact prompt sent to {llm}."
+        )
+    return (
+        f"{what} Run {same}: llm-sim demo --llm ollama:llama3 (an Ollama server at "
+        "OLLAMA_HOST), or OPENAI_BASE_URL=http://localhost:8000/v1 llm-sim demo --llm "
+        "openai:MODEL (any OpenAI-compatible server: vLLM, llama.cpp server, LM Studio; "
+        "OPENAI_API_KEY for OpenAI itself)."
+    )

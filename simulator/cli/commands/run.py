@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import get_args
 
 import click
 
@@ -24,7 +25,7 @@ from simulator.cli.network_run import (
     run_network_cli,
 )
 from simulator.cli.params import SEED, pool_sizes
-from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec
+from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec, ReplyCleaning
 from simulator.domain.plural import count
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
@@ -96,6 +97,13 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
             markup=False,
             highlight=False,
         )
+    if spec.reply_cleaning != "speakers":
+        app.err.print(
+            f"reply_cleaning: {spec.reply_cleaning} (recited instructions and invented day "
+            "headers are left out of the clean text too; the raw replies are kept)",
+            markup=False,
+            highlight=False,
+        )
     if spec.memory.kind != "summary":  # the default header is as it was before memory blocks
         app.err.print(f"memory: {spec.memory.describe()}", markup=False, highlight=False)
     for note in spec.defaults_applied:
@@ -160,6 +168,15 @@ def counting_line(spec: ConversationSpec) -> str:
     help="Let auto and manual pick the agent who just spoke (the reference never did).",
 )
 @click.option(
+    "--reply-cleaning",
+    type=click.Choice(get_args(ReplyCleaning)),
+    default="speakers",
+    show_default=True,
+    help="What the clean text leaves out: where a reply speaks for someone else (speakers), "
+    "and also recited instructions and invented day headers (speakers_echoes). Raw replies "
+    "are always kept.",
+)
+@click.option(
     "--seed",
     type=SEED,
     help="Seed for speaker choice and sampling (0 to 2^63-1); a grid's random cells too.",
@@ -189,6 +206,7 @@ def run_cmd(
     manager_llm: str | None,
     summarizer_llm: str | None,
     allow_repeat_speaker: bool,
+    reply_cleaning: str,
     seed: int | None,
     steps: int | None,
     radius: int | None,
@@ -226,6 +244,7 @@ def run_cmd(
             "--speaker": speaker != "round_robin" or None,
             "--message-counting": message_counting != "agent_turns" or None,
             "--allow-repeat-speaker": allow_repeat_speaker or None,
+            "--reply-cleaning": reply_cleaning != "speakers" or None,
         }
         refuse_flags(
             {**chat_only, **grid_only, **chat_choices},
@@ -255,7 +274,10 @@ def run_cmd(
         return
     refuse_flags(network_only, "this experiment", "use them with a network experiment")
     if view.is_grid:
-        refuse_chat_flags(chat_only, speaker, days, message_counting, allow_repeat_speaker)
+        cleaning = {"--reply-cleaning": reply_cleaning if reply_cleaning != "speakers" else None}
+        refuse_chat_flags(
+            {**chat_only, **cleaning}, speaker, days, message_counting, allow_repeat_speaker
+        )
         world = {"agents": grid_agents(agents), "steps": steps, "radius": radius}
         world.update(width=width, height=height)
         grid_outcome = run_grid_cli(
@@ -286,6 +308,7 @@ def run_cmd(
         message_counting=message_counting,
         allow_repeat_speaker=allow_repeat_speaker,
     )
+    spec = spec.model_copy(update={"reply_cleaning": reply_cleaning})
     manual = None
     if speaker == "manual":
         if not sys.stdin.isatty():

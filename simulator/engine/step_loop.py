@@ -63,8 +63,8 @@ async def run_world(run: StepRun, world: World) -> str:
         return "done"
     except StepFailed as exc:
         return _finished(run, "failed", str(exc))
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        _interrupted(run, "stopped by the user")
+    except (asyncio.CancelledError, KeyboardInterrupt) as exc:
+        _interrupted(run, _why_cancelled(exc))
         raise
     except TranscriptTaken:
         raise  # another worker owns the run now: nothing of ours to write
@@ -78,6 +78,13 @@ async def run_world(run: StepRun, world: World) -> str:
         # never leave a run `running` behind an unexpected error
         recorder.mark("failed", f"unexpected error: {type(exc).__name__}: {exc}")
         raise
+
+
+def _why_cancelled(exc: BaseException) -> str:
+    """The reason a canceller gave (a sweep stopped by its store: `task.cancel(why)`), else
+    the user's stop."""
+    given = exc.args[0] if isinstance(exc, asyncio.CancelledError) and exc.args else None
+    return given if isinstance(given, str) and given else "stopped by the user"
 
 
 def _interrupted(run: StepRun, why: str) -> None:

@@ -145,8 +145,9 @@ class SweepRunner:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
+            why = f"stopped: {self.outage.what}" if self.outage is not None else None
             for task in self._active.values():
-                task.cancel()
+                task.cancel(why)
             if self._active:
                 await asyncio.gather(*self._active.values(), return_exceptions=True)
         if self.outage is not None:

@@ -76,7 +76,7 @@ def _store_unavailable(exc: StoreUnavailable) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a UserError becomes one readable paragraph and exit status 2."""
     load_env_file()
-    folder = start_session_logs(log_dir())
+    session = start_session_logs(log_dir())  # its folder is made when a run starts
     log.info(
         "llm-sim %s: %s", __version__, redact(" ".join(sys.argv[1:] if argv is None else argv))
     )
@@ -114,5 +114,5 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _store_unavailable(outage)
     finally:
-        if folder is not None:
-            log.debug("session log folder %s", folder)
+        if session.folder is not None:
+            log.debug("session log folder %s", session.folder)

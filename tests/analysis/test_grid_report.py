@@ -153,12 +153,15 @@ def test_the_page_is_self_contained_and_escapes_model_text(built):
 
 def test_cli_report_on_a_grid_run_and_a_grid_sweep(built, run_cli, monkeypatch, tmp_path):
     monkeypatch.setattr(measures_mod, "packaged_embedder", lambda: fake_embed)
-    for target, cells, replays in ((built["run_id"], 1, 1), (built["sweep_id"], 2, 4)):
+    for target, cells, replays in (
+        (built["run_id"], "1 cell", "1 transcript"),
+        (built["sweep_id"], "2 cells", "4 transcripts"),
+    ):
         output = tmp_path / f"{target}.html"
         done = run_cli(["report", target, "-o", str(output)], env=built["env"])
         assert done.code == 0, done.err
         said = done.out.replace("\n", "")  # the console wraps the long path
-        assert f"wrote {output}" in said and f"{cells} cells, {replays} transcripts" in said
+        assert f"wrote {output}" in said and f"{cells}, {replays}" in said
         page = output.read_text(encoding="utf-8")
         assert 'id="replay-step"' in page and "Grid experiment" in page
 

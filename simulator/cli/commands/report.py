@@ -54,7 +54,7 @@ def report(
             app.store, target_id, output, per_cell=transcripts_per_cell, round_index=round_index
         )
     shown = len(ctx.transcripts["conversations"])
-    what = "transcripts"
+    what = nouns(shown, "transcript")
     if hasattr(ctx, "pairs"):  # a network report: runs drawn, most beside their twin
         twins = sum(1 for pair in ctx.pairs if pair["twin"])
         what = f"{nouns(shown, 'run')} drawn, {twins} beside a theory twin"

@@ -92,6 +92,7 @@ def test_the_checkbox_hint_names_the_keys_that_work(spawn):
     start_creation(app, screen, "Starting prompt, Rules, Diary")
     hint = "(<space> ticks, <ctrl-a> all or none, <tab> inverts, type to filter)"
     screen.until(hint)
+    screen.until(f"{UNTICKED} Diary")  # the hint can be drawn before the entries below it
     assert "to invert" not in screen.joined()  # questionary's own hint said <ctrl-a> twice
     labels = ("Starting prompt", "Rules", "Diary")
     assert all(UNTICKED in row for row in rows_of(screen, *labels)), screen.text

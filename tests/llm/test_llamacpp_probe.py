@@ -101,6 +101,9 @@ def test_run_on_an_unrunnable_build_exits_2_and_stores_nothing(
     bundled_smollm2: Path,
     tmp_path: Path,
 ) -> None:
+    # the bundled-model fixture probed the stand-in while it still ran: forget that verdict
+    monkeypatch.setattr(llamacpp_probe, "_checked", set())
+    monkeypatch.setenv("SIM_CACHE_DIR", str(tmp_path / "another cache"))
     monkeypatch.setenv("FAKE_LLAMA_SIGNAL", str(int(signal.SIGILL)))
     env = {"SIM_DB": str(tmp_path / "store"), "SIM_USER": "ana"}
     imported = run_cli(["experiment", "import", str(prison_path), "--json"], env=env)

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.fork import ForkEdit
+from simulator.domain.seeds import unseeded_note
 from simulator.domain.sweep_names import resolve_llm
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -175,19 +176,6 @@ def left_out_roles(agents: str, counts: dict[str, int]) -> list[str]:
         return []
     given = ",".join(f"{role}={counts[role]}" for role in left)
     return [f"agents: {given} (not in --agents; a role left out gets 1 agent)"]
-
-
-def unseeded_note(choices: list[LLMChoice | None]) -> str:
-    """What runs without a seed: nothing is reproducible, unless the LLMs carry seeds of their
-    own, which then every call of theirs uses as it is."""
-    seeds = {c.params.seed for c in choices if c is not None} - {None}
-    own = [str(s) for s in sorted(seeds)]
-    if not own:
-        return "seed: none (speaker choice and sampling are not reproducible)"
-    return (
-        "seed: none (speaker choice is not reproducible; every model call uses its LLM's own "
-        f"seed: {', '.join(own)})"
-    )
 
 
 def create(

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from simulator.domain.conversation import ConversationSpec
+from simulator.domain.experiment import LLMChoice
 from simulator.domain.memory.settings import MemorySettings
+from simulator.domain.seeds import unseeded_note
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_names import resolve_llm, to_llm_choice
 from simulator.engine.agents import build_agents
@@ -19,14 +21,15 @@ from simulator.services.experiments import ExperimentView
 from simulator.store.repositories.conversations import ConversationsRepository
 
 
-def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
-    """Sentences for every value of a cell the tool chose because the sweep did not say."""
+def cell_defaults(view: ExperimentView, cell: Cell, run_seed: int | None = None) -> list[str]:
+    """Sentences for every value of a cell the tool chose because the sweep did not say; with
+    the sweep's `run_seed` they leave out a default LLM's own seed, which it replaces."""
     experiment = view.experiment
     notes = []
     for model in dict.fromkeys(
         [*cell.role_llms.values(), *(m for m in (cell.manager_llm, cell.summarizer_llm) if m)]
     ):
-        note = resolve_llm(experiment, model)[1]
+        note = resolve_llm(experiment, model, run_seed)[1]
         if note:
             notes.append(note)
     first_role = experiment.roles[0].name
@@ -40,6 +43,23 @@ def cell_defaults(view: ExperimentView, cell: Cell) -> list[str]:
     if cell.summarizer_llm is None:
         notes.append(f"summarizer_llm: {cell.role_llms[first_role]} (not given; {whose})")
     return notes + cell_memory(view, cell)[1]
+
+
+def cell_choices(
+    view: ExperimentView, cell: Cell
+) -> tuple[dict[str, LLMChoice], LLMChoice | None, LLMChoice]:
+    """The cell's agents', manager's and summarizer's LLMs as the experiment defines them."""
+    experiment = view.experiment
+    default = cell.role_llms[experiment.roles[0].name]
+    role_llms = {r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()}
+    manager = to_llm_choice(experiment, cell.manager_llm) if cell.manager_llm else None
+    return role_llms, manager, to_llm_choice(experiment, cell.summarizer_llm or default)
+
+
+def cell_seed_note(view: ExperimentView, cell: Cell) -> str:
+    """What a cell run without the sweep's seed reproduces (its LLMs may carry their own)."""
+    role_llms, manager, summarizer = cell_choices(view, cell)
+    return unseeded_note([*role_llms.values(), manager, summarizer])
 
 
 def cell_memory(view: ExperimentView, cell: Cell) -> tuple[MemorySettings, list[str]]:
@@ -119,8 +139,8 @@ def conversation_spec(
 ) -> ConversationSpec:
     """The spec a planned conversation runs with; a UserError if the cell cannot run."""
     cell = planned.cell
-    experiment = view.experiment
-    default = cell.role_llms[experiment.roles[0].name]
+    role_llms, manager, summarizer = cell_choices(view, cell)
+    unseeded = [unseeded_note([*role_llms.values(), manager, summarizer])]
     try:
         return ConversationSpec(
             agents=cell.agents,
@@ -129,14 +149,14 @@ def conversation_spec(
             allow_repeat_speaker=spec.allow_repeat_speaker,
             days=cell.days,
             speaker_method=cell.speaker_method,
-            role_llms={r: to_llm_choice(experiment, m) for r, m in cell.role_llms.items()},
-            manager_llm=to_llm_choice(experiment, cell.manager_llm) if cell.manager_llm else None,
-            summarizer_llm=to_llm_choice(experiment, cell.summarizer_llm or default),
+            role_llms=role_llms,
+            manager_llm=manager,
+            summarizer_llm=summarizer,
             seed=planned.seed,
             variant=cell.variant,
             memory=cell_memory(view, cell)[0],
-            defaults_applied=cell_defaults(view, cell)
-            + ([] if planned.seed is not None else ["seed: none (not reproducible)"]),
+            defaults_applied=cell_defaults(view, cell, planned.seed)
+            + ([] if planned.seed is not None else unseeded),
         )
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"].removeprefix("Value error, ")

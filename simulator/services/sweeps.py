@@ -25,6 +25,7 @@ from simulator.services.sweep_documents import (
     cache_key,
     cell_defaults,
     cell_parts,
+    cell_seed_note,
     conversation_document,
     conversation_spec,
 )
@@ -110,10 +111,10 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
     )
     stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
     notes: dict[str, None] = {}
-    if spec.seed is None:
-        notes["seed: none (speaker choice and sampling are not reproducible)"] = None
     for cell in cell_keys.values():
-        notes.update(dict.fromkeys(cell_defaults(view, cell)))
+        if spec.seed is None:  # what the cell's LLMs make of no seed (their own, or none)
+            notes[cell_seed_note(view, cell)] = None
+        notes.update(dict.fromkeys(cell_defaults(view, cell, spec.seed)))
     return Plan(
         len(cell_keys),
         len(planned),

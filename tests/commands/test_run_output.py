@@ -137,3 +137,18 @@ def test_sweep_create_prints_its_plan_once(sim, shipped):
     assert "cells:" not in out
     assert "plan: 2 LLMs = 2 cells x 2 repetitions = 4 conversations" in out
     assert "4 new conversations stored" in out
+
+
+def test_a_sweep_plan_names_the_seed_its_conversations_use(sim, shipped):
+    db, ids = shipped
+    flags = ("--messages", "2", "--agents", "guard=1,prisoner=1", *MOCK, "--dry-run")
+    seeded = sim("sweep", "create", ids["prison"], *flags, "--seed", "5", db=db)
+    assert seeded.code == 0, seeded.err
+    said = " ".join((seeded.out + seeded.err).split())
+    assert "is not listed in the experiment" in said
+    assert "seed=7" not in said  # the sweep's seed replaces the default LLM entry's own
+    unseeded = sim("sweep", "create", ids["prison"], *flags, db=db)
+    assert unseeded.code == 0, unseeded.err
+    said = " ".join((unseeded.out + unseeded.err).split())
+    assert "every model call uses its LLM's own seed: 7" in said
+    assert "sampling are not reproducible" not in said

@@ -7,8 +7,6 @@ the sweep it makes is the one `llm-sim sweep list/status/resume` see.
 
 from __future__ import annotations
 
-import math
-
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.conversation_menu import (
@@ -21,7 +19,7 @@ from simulator.cli.sweep_running import run_sweep
 from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
 from simulator.domain.experiment import Experiment
 from simulator.domain.limits import MAX_SEED
-from simulator.domain.sweep import SweepSpec
+from simulator.domain.plural import count
 from simulator.domain.variants import variant_slots
 from simulator.services import sweeps as service
 from simulator.services.experiments import ExperimentView
@@ -105,24 +103,6 @@ def _ask_variants(exp: Experiment) -> dict[str, list[str]]:
     return chosen
 
 
-def _factors(spec: SweepSpec, exp: Experiment) -> str:
-    """Why the plan has that many cells: each factor's number of values."""
-    agent_sets = (
-        math.prod(spec.agents.get(r.name, 1) for r in exp.roles)
-        if spec.every_agent_combination
-        else 1
-    )
-    variant_sets = math.prod(len(v) for v in spec.variants.values())
-    parts = [
-        (len(spec.llms), "LLM"),
-        (spec.days if spec.every_day_count else 1, "day count"),
-        (agent_sets, "agent combination"),
-        (len(spec.speaker_methods), "speaker method"),
-        (variant_sets, "variant combination"),
-    ]
-    return " × ".join(f"{n} {label}{'' if n == 1 else 's'}" for n, label in parts)
-
-
 def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     """Ask every factor, show the plan, then create the sweep and run it with a progress bar."""
     exp = view.experiment
@@ -163,7 +143,6 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
         }
     )
     plan = service.plan(app.store, view, spec, app.user)
-    app.console.print(f"cells: {plan.cells} = {_factors(spec, exp)}", markup=False)
     print_plan(app, plan)
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
@@ -177,7 +156,9 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     concurrency = ask.ask_int("Conversations at a time", 1, 256, default=8)
     assert concurrency is not None
     doc, added = service.create(app.store, view, spec, app.user, plan)
-    app.console.print(f"Sweep {doc['_id']}: {added} new conversation(s) stored.", markup=False)
+    app.console.print(
+        f"Sweep {doc['_id']}: {count(added, 'new conversation')} stored.", markup=False
+    )
     try:
         run_sweep(app, doc["_id"], concurrency, (), LEASE_TTL_S, False, "Running")
     except KeyboardInterrupt:

@@ -183,6 +183,9 @@ def conversation_row(doc: dict, roles: list[str]) -> dict:
         "seed": spec.get("seed"),
         "total_messages": spec.get("total_messages"),
         "message_counting": spec.get("message_counting", "agent_turns"),
+        # the chat switches (domain/conversation.py); stored only when not the defaults
+        "reply_cleaning": spec.get("reply_cleaning", "speakers"),
+        "speaker_format": spec.get("speaker_format", "prefix"),
         "days": cell["days"],
         "speaker_method": cell["speaker_method"],
         "manager_llm": cell.get("manager_llm"),

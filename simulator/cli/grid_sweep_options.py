@@ -22,6 +22,9 @@ CHAT_ONLY = (
     ("every_combination", "--every-combination"),
     ("speakers", "--speaker"),
     ("variants", "--variant"),
+    ("profile", "--profile"),
+    ("reply_cleaning", "--reply-cleaning"),
+    ("speaker_format", "--speaker-format"),
 )
 GRID_ONLY = (
     ("radius", "--radius"),

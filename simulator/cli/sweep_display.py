@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from simulator.cli.chat_switches import switch_lines
 from simulator.cli.context import AppContext
 from simulator.domain.plural import count
 from simulator.services import sweeps as service
@@ -27,5 +28,8 @@ def print_plan(app: AppContext, plan: service.Plan) -> None:
         highlight=False,
     )
     app.console.print(f"sample cell: {plan.sample.label()}", markup=False, highlight=False)
+    if plan.switches:
+        for line in switch_lines(plan.switches["reply_cleaning"], plan.switches["speaker_format"]):
+            app.console.print(line, markup=False, highlight=False)
     for note in plan.defaults_applied:
         app.console.print(f"default: {note}", markup=False, highlight=False)

@@ -24,7 +24,14 @@ MessageCounting = Literal["agent_turns", "reference"]
 # "speakers": where the reply starts speaking for someone else (prompting/bleed.py).
 # "speakers_echoes": that, and echoes of the instructions and invented day headers in replies
 # and summaries (prompting/echoes.py), which small models write.
-ReplyCleaning = Literal["speakers", "speakers_echoes"]
+# "none": nothing; the raw reply (stripped of surrounding whitespace) is the clean text, as the
+# reference tool kept it from 2024-05-30 on (its bleed trimming was commented out then).
+ReplyCleaning = Literal["speakers", "speakers_echoes", "none"]
+# How the other speakers' turns reach a model (prompting/transcript.py).
+# "prefix": one user message per run of others' turns, each line "Name: text".
+# "name_field": as autogen's GroupChat sent them: each turn its own user message with the raw
+# text and the speaker in the message's `name` field (the researcher's opening too).
+SpeakerFormat = Literal["prefix", "name_field"]
 MIN_MESSAGES_PER_DAY = 2
 
 
@@ -48,6 +55,7 @@ class ConversationSpec(BaseModel):
     # before that line existed carry False (migration 003), so a resumed one keeps its prompts.
     agents_know_their_names: bool = True
     reply_cleaning: ReplyCleaning = "speakers"  # left out of the stored spec when "speakers"
+    speaker_format: SpeakerFormat = "prefix"  # left out of the stored spec when "prefix"
     role_llms: dict[str, LLMChoice]  # role name -> model for its agents
     manager_llm: LLMChoice | None = None
     summarizer_llm: LLMChoice | None = None
@@ -69,6 +77,8 @@ class ConversationSpec(BaseModel):
             data.pop("memory", None)
         if isinstance(data, dict) and self.reply_cleaning == "speakers":
             data.pop("reply_cleaning", None)
+        if isinstance(data, dict) and self.speaker_format == "prefix":
+            data.pop("speaker_format", None)
         return data
 
     @model_validator(mode="after")

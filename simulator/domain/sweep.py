@@ -20,7 +20,13 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.conversation import MessageCounting, SpeakerMethod
+from simulator.domain.chat_profile import ChatProfile, profile_switches
+from simulator.domain.conversation import (
+    MessageCounting,
+    ReplyCleaning,
+    SpeakerFormat,
+    SpeakerMethod,
+)
 from simulator.domain.experiment import Experiment, Name
 from simulator.domain.fork_sweep import ForkBlock
 from simulator.domain.ids import content_hash
@@ -81,6 +87,9 @@ __all__ = [
 
 AgentCount = Annotated[int, Field(ge=1, le=MAX_AGENTS_PER_ROLE)]
 
+# The chat switches' defaults: a sweep at them stores, keys and dumps as before they existed.
+SWITCH_DEFAULTS = {"reply_cleaning": "speakers", "speaker_format": "prefix"}
+
 
 class SweepSpec(BaseModel):
     """What to vary. One LLM per conversation (`llms`) or explicit assignments per role."""
@@ -114,16 +123,37 @@ class SweepSpec(BaseModel):
     # As for one conversation: True lets auto / manual pick the agent who just spoke.
     allow_repeat_speaker: bool = False
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    # The chat switches every conversation runs with (domain/conversation.py); `profile:` in a
+    # file sets both (domain/chat_profile.py) and is not kept: the switches are.
+    reply_cleaning: ReplyCleaning = "speakers"
+    speaker_format: SpeakerFormat = "prefix"
     # Every conversation branches this stored chat at one message (domain/fork_sweep.py); the
     # parent's agents, messages and days are filled in by services/fork_sweeps.py.
     fork: ForkBlock | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _profile(cls, data: Any) -> Any:
+        """`profile: reference` stands for its switches; a switch the file names wins."""
+        if isinstance(data, dict) and "profile" in data:
+            data = dict(data)
+            profile: ChatProfile = data.pop("profile")
+            if profile not in ("default", "reference"):
+                raise ValueError(f"profile must be default or reference, not {profile!r}")
+            data = {**profile_switches(profile), **data}
+        return data
+
     @model_serializer(mode="wrap")
     def _without_fork(self, handler: SerializerFunctionWrapHandler) -> dict:
-        """A sweep that forks nothing dumps as before `fork` existed (stored specs, keys)."""
+        """A sweep that forks nothing dumps as before `fork` existed (stored specs, keys), and
+        the chat switches at their defaults as before they existed."""
         data = handler(self)
         if isinstance(data, dict) and self.fork is None:
             data.pop("fork", None)
+        if isinstance(data, dict):
+            for name, default in SWITCH_DEFAULTS.items():
+                if data.get(name) == default:
+                    data.pop(name, None)
         return data
 
     @model_validator(mode="after")
@@ -192,6 +222,11 @@ class SweepSpec(BaseModel):
         ]
         return named
 
+    @property
+    def switches(self) -> dict[str, str]:
+        """The chat switches of every conversation of the sweep."""
+        return {"reply_cleaning": self.reply_cleaning, "speaker_format": self.speaker_format}
+
     def identity(self) -> dict:
         """What identifies the sweep (its key): the fields, less those added later that are
         still at their defaults, so sweeps created before them keep their keys."""
@@ -202,6 +237,7 @@ class SweepSpec(BaseModel):
             ("message_counting", "agent_turns"),
             ("allow_repeat_speaker", False),
             ("fork", None),
+            *SWITCH_DEFAULTS.items(),
         )
         for name, default in later:
             if data.get(name) == default:
@@ -268,6 +304,7 @@ def conversation_key(
     owner: str | None,
     message_counting: str = "agent_turns",
     allow_repeat_speaker: bool = False,
+    switches: dict[str, str] | None = None,
 ) -> str:
     """Deterministic, and covering everything that decides what a conversation is.
 
@@ -289,6 +326,9 @@ def conversation_key(
         data["message_counting"] = message_counting
     if allow_repeat_speaker:
         data["allow_repeat_speaker"] = True
+    for name, value in (switches or {}).items():  # the chat switches, when not the defaults
+        if value != SWITCH_DEFAULTS[name]:
+            data[name] = value
     return "k_" + content_hash(data, 24)
 
 
@@ -317,6 +357,7 @@ def expand(
                         owner=owner,
                         message_counting=spec.message_counting,
                         allow_repeat_speaker=spec.allow_repeat_speaker,
+                        switches=spec.switches,
                     ),
                     cell,
                     cell_key,

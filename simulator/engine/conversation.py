@@ -275,6 +275,12 @@ class ChatWorld:
             return trimmed
         return Trimmed(cleaned.text, True, trimmed.cut_at, trimmed.cut_label)
 
+    def _cleaned(self, raw: str, agent: Agent, others: list[str], roles: list[str]) -> Trimmed:
+        """The reply's clean text: `none` keeps it whole (stripped, as the reference did)."""
+        if self.spec.reply_cleaning == "none":
+            return Trimmed(raw.strip(), trimmed=False)
+        return trim_reply(raw, agent.name, agent.role, others, roles)
+
     def _params(self, choice: LLMChoice, turn: int) -> GenerationParams:
         """The conversation seed, offset per call, wraps into the 32-bit seeds backends take."""
         if self.spec.seed is None:
@@ -291,7 +297,7 @@ class ChatWorld:
             query = turn_query(opening, lines)
             recalled = await self.memory.recall(speaker, turn + 1, query)
             system = with_memories(system, recalled.texts)
-        messages = agent_messages(system, opening, lines, agent.name)
+        messages = agent_messages(system, opening, lines, agent.name, self.spec.speaker_format)
         params = self._params(agent.llm, turn)
         others = [a.name for a in self.agents if a.name != agent.name]
         other_roles = [r.name for r in run.experiment.roles if r.name != agent.role]
@@ -308,7 +314,7 @@ class ChatWorld:
                 f"{agent.name}'s turn (day {day}, message {index + 1})",
             )
             reply = await self.calls.one(call)
-            trimmed = trim_reply(reply.text, agent.name, agent.role, others, other_roles)
+            trimmed = self._cleaned(reply.text, agent, others, other_roles)
             if self.spec.reply_cleaning == "speakers_echoes":
                 trimmed = self._without_echoes(trimmed, self.prompts[agent.name])
             if trimmed.text:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, TypedDict
+from typing import NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +12,11 @@ from simulator.domain.params import GenerationParams
 class ChatMessage(TypedDict):
     role: str  # "system" | "user" | "assistant"
     content: str
+    # The speaker of a user message (speaker_format name_field). Every backend passes the dict
+    # through whole: OpenAI-compatible servers take it; Ollama's /api/chat ignores fields it does
+    # not know; llama.cpp and transformers hand it to the chat template, which renders it only if
+    # the template reads `name` (SmolLM2's does not); the mock backend records it.
+    name: NotRequired[str]
 
 
 class Completion(BaseModel):

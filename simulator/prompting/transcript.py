@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,12 +34,21 @@ def with_memories(system_prompt: str, recalled: Sequence[str]) -> str:
     return f"{system_prompt.rstrip()}\n\n{REMEMBER}\n{shown}"
 
 
-def agent_messages(system_prompt: str, opening: str, lines: Sequence[Line], me: str) -> list[dict]:
+def agent_messages(
+    system_prompt: str,
+    opening: str,
+    lines: Sequence[Line],
+    me: str,
+    speaker_format: str = "prefix",
+) -> list[dict]:
     """System prompt, the opening, then the day: own lines as assistant, others' as `Name: text`.
 
     Consecutive user turns are merged so strict chat templates (user/assistant alternation)
-    accept the conversation.
+    accept the conversation. `speaker_format="name_field"` sends what autogen's GroupChat sent
+    instead (named_messages).
     """
+    if speaker_format == "name_field":
+        return named_messages(system_prompt, opening, lines, me)
     messages: list[dict] = [{"role": "system", "content": system_prompt}]
     _append(messages, "user", f"{RESEARCHER}: {opening}")
     for line in lines:
@@ -48,6 +58,28 @@ def agent_messages(system_prompt: str, opening: str, lines: Sequence[Line], me: 
             _append(messages, "user", f"{line.speaker}: {line.text}")
     if messages[-1]["role"] == "assistant":
         _append(messages, "user", f"{RESEARCHER}: {me}, it is your turn again.")
+    return messages
+
+
+def api_name(speaker: str) -> str:
+    """A speaker's name as OpenAI's `name` field accepts it (letters, digits, _ and -, at most
+    64), the way autogen normalised names: anything else becomes `_`."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", speaker)[:64]
+
+
+def named_messages(system_prompt: str, opening: str, lines: Sequence[Line], me: str) -> list[dict]:
+    """What autogen's GroupChat (pyautogen 0.2) sent an agent: its system message, then every
+    message of the day as it was broadcast, one message each and never merged. The others'
+    messages, the researcher's opening included, are role user with the raw text and the speaker
+    in `name`; the agent's own earlier replies are role assistant without a name (autogen stored
+    what an agent sent as a plain string). Nothing is added when the agent spoke last."""
+    messages: list[dict] = [{"role": "system", "content": system_prompt}]
+    messages.append({"role": "user", "content": opening, "name": api_name(RESEARCHER)})
+    for line in lines:
+        if line.speaker == me:
+            messages.append({"role": "assistant", "content": line.text})
+        else:
+            messages.append({"role": "user", "content": line.text, "name": api_name(line.speaker)})
     return messages
 
 

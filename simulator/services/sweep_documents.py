@@ -147,6 +147,8 @@ def conversation_spec(
             total_messages=spec.total_messages,
             message_counting=spec.message_counting,
             allow_repeat_speaker=spec.allow_repeat_speaker,
+            reply_cleaning=spec.reply_cleaning,
+            speaker_format=spec.speaker_format,
             days=cell.days,
             speaker_method=cell.speaker_method,
             role_llms=role_llms,

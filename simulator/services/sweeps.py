@@ -46,9 +46,11 @@ class Plan:
     stored_keys: frozenset[str] = frozenset()  # planned keys already stored when planned
     calls_at_least: bool = False  # some runs make calls no plan can count (a memory stream's)
     fork: dict | None = None  # a fork sweep's parent, point and edit (services/fork_sweeps.py)
+    switches: dict[str, str] | None = None  # the chat switches every conversation runs with
 
     def as_dict(self) -> dict:
         fork = {} if self.fork is None else {"fork": self.fork}
+        switches = {} if self.switches is None else {"switches": self.switches}
         return {
             "breakdown": self.breakdown,
             "cells": self.cells,
@@ -59,6 +61,7 @@ class Plan:
             "sample_cell": self.sample.as_dict(),
             "sample_label": self.sample.label(),
             "defaults_applied": self.defaults_applied,
+            **switches,
             **fork,
         }
 
@@ -126,6 +129,7 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
         breakdown,
         stored,
         calls_at_least=view.experiment.memory.is_stream,  # a stream's ratings and reflections
+        switches=spec.switches,
     )
 
 

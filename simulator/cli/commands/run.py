@@ -8,6 +8,7 @@ from typing import get_args
 
 import click
 
+from simulator.cli.chat_switches import switch_lines
 from simulator.cli.context import AppContext
 from simulator.cli.grid_run import (
     grid_agents,
@@ -25,7 +26,13 @@ from simulator.cli.network_run import (
     run_network_cli,
 )
 from simulator.cli.params import SEED, pool_sizes
-from simulator.domain.conversation import SPEAKER_METHODS, ConversationSpec, ReplyCleaning
+from simulator.domain.chat_profile import PROFILE_NAMES, profile_switches
+from simulator.domain.conversation import (
+    SPEAKER_METHODS,
+    ConversationSpec,
+    ReplyCleaning,
+    SpeakerFormat,
+)
 from simulator.domain.plural import count
 from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
@@ -97,13 +104,8 @@ def print_header(app: AppContext, spec: ConversationSpec) -> None:
             markup=False,
             highlight=False,
         )
-    if spec.reply_cleaning != "speakers":
-        app.err.print(
-            f"reply_cleaning: {spec.reply_cleaning} (recited instructions and invented day "
-            "headers are left out of the clean text too; the raw replies are kept)",
-            markup=False,
-            highlight=False,
-        )
+    for line in switch_lines(spec.reply_cleaning, spec.speaker_format):
+        app.err.print(line, markup=False, highlight=False)
     if spec.memory.kind != "summary":  # the default header is as it was before memory blocks
         app.err.print(f"memory: {spec.memory.describe()}", markup=False, highlight=False)
     for note in spec.defaults_applied:
@@ -168,13 +170,27 @@ def counting_line(spec: ConversationSpec) -> str:
     help="Let auto and manual pick the agent who just spoke (the reference never did).",
 )
 @click.option(
+    "--profile",
+    type=click.Choice(PROFILE_NAMES),
+    default="default",
+    show_default=True,
+    help="A set of the chat switches: reference = --reply-cleaning none --speaker-format "
+    "name_field (as the reference tool ran a chat); the two flags, when given, win.",
+)
+@click.option(
     "--reply-cleaning",
     type=click.Choice(get_args(ReplyCleaning)),
-    default="speakers",
-    show_default=True,
-    help="What the clean text leaves out: where a reply speaks for someone else (speakers), "
-    "and also recited instructions and invented day headers (speakers_echoes). Raw replies "
-    "are always kept.",
+    default=None,
+    help="What the clean text leaves out: where a reply speaks for someone else (speakers, the "
+    "default), also recited instructions and invented day headers (speakers_echoes), or "
+    "nothing (none). Raw replies are always kept.",
+)
+@click.option(
+    "--speaker-format",
+    type=click.Choice(get_args(SpeakerFormat)),
+    default=None,
+    help="How other speakers' turns reach a model: 'Name: text' lines (prefix, the default) or "
+    "one message each with the speaker in the message's name field (name_field).",
 )
 @click.option(
     "--seed",
@@ -206,7 +222,9 @@ def run_cmd(
     manager_llm: str | None,
     summarizer_llm: str | None,
     allow_repeat_speaker: bool,
-    reply_cleaning: str,
+    profile: str,
+    reply_cleaning: str | None,
+    speaker_format: str | None,
     seed: int | None,
     steps: int | None,
     radius: int | None,
@@ -223,6 +241,9 @@ def run_cmd(
     """Run one conversation of EXPERIMENT_ID (or one run of a grid experiment)."""
     view = exp_service.get(app.store, experiment_id, app.user)
     sizes = pool_sizes(pools)
+    switches = profile_switches(profile)
+    given = {"--profile": profile != "default" or None, "--reply-cleaning": reply_cleaning}
+    given["--speaker-format"] = speaker_format
     chat_only = {
         "--messages": total_messages,
         "--llm-for": llm_for,
@@ -244,7 +265,7 @@ def run_cmd(
             "--speaker": speaker != "round_robin" or None,
             "--message-counting": message_counting != "agent_turns" or None,
             "--allow-repeat-speaker": allow_repeat_speaker or None,
-            "--reply-cleaning": reply_cleaning != "speakers" or None,
+            **given,
         }
         refuse_flags(
             {**chat_only, **grid_only, **chat_choices},
@@ -274,9 +295,8 @@ def run_cmd(
         return
     refuse_flags(network_only, "this experiment", "use them with a network experiment")
     if view.is_grid:
-        cleaning = {"--reply-cleaning": reply_cleaning if reply_cleaning != "speakers" else None}
         refuse_chat_flags(
-            {**chat_only, **cleaning}, speaker, days, message_counting, allow_repeat_speaker
+            {**chat_only, **given}, speaker, days, message_counting, allow_repeat_speaker
         )
         world = {"agents": grid_agents(agents), "steps": steps, "radius": radius}
         world.update(width=width, height=height)
@@ -308,7 +328,11 @@ def run_cmd(
         message_counting=message_counting,
         allow_repeat_speaker=allow_repeat_speaker,
     )
-    spec = spec.model_copy(update={"reply_cleaning": reply_cleaning})
+    if reply_cleaning is not None:
+        switches["reply_cleaning"] = reply_cleaning
+    if speaker_format is not None:
+        switches["speaker_format"] = speaker_format
+    spec = spec.model_copy(update=switches)
     manual = None
     if speaker == "manual":
         if not sys.stdin.isatty():

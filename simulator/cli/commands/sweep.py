@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import get_args
 
 import click
 
@@ -17,7 +18,8 @@ from simulator.cli.network_sweep_options import network_sweep_spec
 from simulator.cli.params import SEED
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
-from simulator.domain.conversation import SPEAKER_METHODS
+from simulator.domain.chat_profile import PROFILE_NAMES, profile_switches
+from simulator.domain.conversation import SPEAKER_METHODS, ReplyCleaning, SpeakerFormat
 from simulator.domain.plural import count
 from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
@@ -62,6 +64,23 @@ def sweep() -> None:
     is_flag=True,
     default=None,
     help="Let auto / manual pick the agent who just spoke (the reference never did).",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILE_NAMES),
+    help="A set of the chat switches: reference = --reply-cleaning none --speaker-format "
+    "name_field (as the reference tool ran a chat); over the file, under the two flags.",
+)
+@click.option(
+    "--reply-cleaning",
+    type=click.Choice(get_args(ReplyCleaning)),
+    help="What each reply's clean text leaves out (default speakers; none keeps it whole).",
+)
+@click.option(
+    "--speaker-format",
+    type=click.Choice(get_args(SpeakerFormat)),
+    help="How other speakers' turns reach a model (default prefix; name_field: one message "
+    "each, the speaker in the message's name field).",
 )
 @click.option("--days", type=int, help="Days the messages are split over (default 1).")
 @click.option(
@@ -183,7 +202,11 @@ def _spec_from(view, file: str | None, flags: dict, fork: dict) -> SweepSpec:
         "every_agent_combination": flags["every_combination"],
         "speaker_methods": list(flags["speakers"]) or None,
         "seed": flags["seed"],
+        "reply_cleaning": flags["reply_cleaning"],
+        "speaker_format": flags["speaker_format"],
     }
+    if flags["profile"] is not None:  # over the file's switches, under the two flags
+        data.update(profile_switches(flags["profile"]))
     if flags["agents"]:
         overrides["agents"] = exp_service.parse_counts(
             flags["agents"], view.experiment, field="--agents"

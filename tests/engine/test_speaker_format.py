@@ -108,3 +108,22 @@ def test_stored_specs_of_earlier_runs_are_unchanged() -> None:
     )
     assert "speaker_format" not in spec.model_dump()
     assert ConversationSpec.model_validate(spec.model_dump()).speaker_format == "prefix"
+
+
+def test_a_replay_of_a_reference_run_sends_the_same_named_messages(
+    run_cli, tmp_path, prison_path
+) -> None:
+    with StubLLMServer(models=["stub"]) as server:
+        server.reply_fn = lambda body: f"{BLEED} ({len(body['messages'])})"
+        env = _env(tmp_path, server)
+        ran = _run(run_cli, env, prison_path, "--profile", "reference", "--seed", "9", "--json")
+        assert ran.code == 0, ran.err
+        original = ran.json()["conversation_id"]
+        first = [r.body["messages"] for r in server.chat_requests]
+        server.clear_requests()
+        replayed = run_cli(["conversation", "replay", original, "--json"], env=env)
+        assert replayed.code == 0, replayed.err
+        again = [r.body["messages"] for r in server.chat_requests]
+    assert replayed.json()["verdict"] == "identical"
+    assert again == first
+    assert any(m.get("name") == "Prisoner_1" for m in first[2])  # the guard's second turn

@@ -1,11 +1,13 @@
 """How long the no-LLM theory takes: the Zino-Ye-Cao coevolution in simulator/domain/network.
 
-1. The target: 1,000 agents x 1,000 updates (one agent revised per update, asynchronous) on a
-   Barabasi-Albert graph (m = 5), LLM-SAM coefficients drawn at random, finite rationality
+1. The target: 1,000 agents x 1,000 updates (one agent drawn per update, asynchronous: the
+   `random` schedule) on a Barabasi-Albert graph (m = 5), LLM-SAM coefficients drawn at random
+   (lambda as the cost), finite rationality
    (b = 4) so every update draws its action: best of `--repeat` runs, target under 1 s. The
    time includes turning the graph into neighbour lists, as a caller pays it.
-2. For scale: `--rounds` rounds of n updates each (every agent revised ~once a round), the same
-   agents and graph, timed once, as microseconds per update.
+2. For scale: `--rounds` rounds of the default schedule (a sweep: every agent revised once a
+   round, in a random order), the same agents and graph, timed once, as microseconds per
+   update.
 
     python bench/network_theory.py
     python bench/network_theory.py --agents 5000 --updates 5000 --rounds 100
@@ -42,11 +44,12 @@ def agents(n: int, seed: int) -> dict:
         "a": weights[:, 0],
         "tau": weights[:, 1],
         "f": weights[:, 2],
-        "lam": rng.uniform(0.1, 0.95, n),
+        "cost": rng.uniform(0.1, 0.95, n),  # LLM-SAM's lambda
     }
 
 
-def timed(graph, start: dict, rounds: int, per_round: int, seed: int) -> float:
+def timed(graph, start: dict, rounds: int, per_round: int | None, seed: int) -> float:
+    """Seconds for one run: `per_round` random updates a round, or (None) a sweep."""
     began = time.perf_counter()
     coevolve(
         graph,
@@ -55,11 +58,12 @@ def timed(graph, start: dict, rounds: int, per_round: int, seed: int) -> float:
         a=start["a"],
         tau=start["tau"],
         f=start["f"],
-        lam=start["lam"],
+        cost=start["cost"],
         mu=0.3,
         beta=4.0,
         information=[0.2] * rounds,
         rounds=rounds,
+        schedule="sweep" if per_round is None else "random",
         updates_per_round=per_round,
         seed=seed,
     )
@@ -92,9 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.rounds:
         total = args.rounds * args.agents
-        seconds = timed(graph, start, args.rounds, args.agents, seed=0)
+        seconds = timed(graph, start, args.rounds, None, seed=0)
         print(
-            f"{args.rounds:,} rounds x {args.agents:,} updates ({total:,} updates): "
+            f"{args.rounds:,} sweeps x {args.agents:,} updates ({total:,} updates): "
             f"{seconds:.2f} s, {seconds / total * 1e6:.2f} us an update"
         )
 

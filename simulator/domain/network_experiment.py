@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.limits import MAX_SEED
@@ -35,6 +42,11 @@ ANSWER_PURPOSES = ("opinion", "opinion_retry_2", "opinion_retry_3")  # one per a
 THEORY = "theory"  # a run of the coevolution theory instead of a model (`--theory`)
 
 
+# switches added after theory runs were stored: at their default they stay out of a stored
+# dump, so an older experiment keeps its spec and version (store/repositories/experiments.py)
+THEORY_LATER_FIELDS = ("opinion_weight", "communication", "communication_degree", "stubborn")
+
+
 class TheorySettings(BaseModel):
     """The coevolution theory's own parameters (domain/network/theory.py); only a theory run
     (`llm-sim run EXP --theory`) reads them. Each default is printed in that run's header."""
@@ -44,14 +56,54 @@ class TheorySettings(BaseModel):
     alpha: float = Field(default=0.0, ge=-1.0, le=1.0)  # Yes's advantage (a cost: below 0)
     mu: float = Field(default=0.0, ge=0.0, le=1.0)  # weight of friends' actions in opinions
     rationality: float | None = Field(default=None, ge=0.0, le=1e6)  # None: best response
-    updates_per_round: int | None = Field(default=None, ge=1, le=10_000_000)  # None: n
+    updates_per_round: int | None = Field(default=None, ge=1, le=10_000_000)  # random: None: n
     information: list[Annotated[float, Field(ge=-1.0, le=1.0)]] = Field(
         default_factory=list, max_length=MAX_ROUNDS
     )  # u(t) for rounds 1, 2, ...; empty: no outside information
+    opinion_weight: float = Field(default=0.5, ge=0.0, le=1.0)  # ZYC's lambda
+    communication: Literal["A/d", "rrg_walk"] = "A/d"  # who weighs whose opinion (W)
+    communication_degree: int = Field(default=4, ge=1, le=1000)  # k of rrg_walk's RRG(n, k)
+    stubborn: int = Field(default=0, ge=0, le=1_000_000)  # innovators: the table's first s
+    # "sweep": every agent once a round in a random order; "random": updates_per_round draws
+    schedule: Literal["sweep", "random"] = "sweep"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counted_rounds_are_random(cls, data: Any) -> Any:
+        """A count of updates per round is the random clock's: a stored experiment that gave
+        one before `schedule` existed keeps the schedule it ran with."""
+        if isinstance(data, dict) and data.get("updates_per_round") is not None:
+            data = {"schedule": "random", **data}
+        return data
+
+    @model_validator(mode="after")
+    def _per_round_needs_random(self) -> TheorySettings:
+        if self.schedule == "sweep" and self.updates_per_round is not None:
+            raise ValueError(
+                "network.theory.updates_per_round counts the random schedule's updates; a "
+                "sweep updates every agent once a round: drop it, or set schedule: random"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _later_fields_at_default_left_out(self, handler: Any) -> dict:
+        dumped = handler(self)
+        for name in THEORY_LATER_FIELDS:
+            if name in dumped and getattr(self, name) == type(self).model_fields[name].default:
+                del dumped[name]
+        if "schedule" in dumped and dumped["schedule"] == (
+            "sweep" if self.updates_per_round is None else "random"
+        ):
+            del dumped["schedule"]  # what reading it back infers
+        return dumped
+
+    def full(self) -> dict:
+        """Every parameter, the switches at their default too: what a theory run stores, so
+        a run says exactly what it played (an experiment's spec leaves them out)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
 
     def described(self, agents: int, rounds: int) -> list[str]:
         """One phrase per parameter, in field order."""
-        per_round = self.updates_per_round or agents
         info = (
             "outside information u(t) " + ", ".join(f"{u:g}" for u in self.information)
             if self.information
@@ -64,14 +116,60 @@ class TheorySettings(BaseModel):
         rationality = (
             "infinite (best response)" if self.rationality is None else f"{self.rationality:g}"
         )
+        movers = max(agents - self.stubborn, 0)
+        if self.schedule == "sweep":
+            per_round = f"{movers:,} updates per round (each agent once)"
+            schedule = "schedule sweep (every agent updates once a round, in a random order)"
+        else:
+            count = self.updates_per_round or agents
+            per_round = f"{count:,} updates per round" + (
+                "" if self.updates_per_round else " (one per agent on average)"
+            )
+            schedule = "schedule random (agents drawn at random, asynchronous, as CAOf.m)"
+        walk = self.communication == "rrg_walk"
         return [
             f"alpha {self.alpha:g}",
             f"mu {self.mu:g}",
             f"rationality {rationality}",
-            f"{per_round:,} updates per round"
-            + ("" if self.updates_per_round else " (one per agent on average)"),
+            per_round,
             info,
+            f"opinion weight {self.opinion_weight:g} (ZYC's lambda; the table's lambda is the "
+            "cost: Yes leans on opinion O above lambda)",
+            "communication "
+            + (
+                "rrg_walk (W: a random walk on a random regular graph)"
+                if walk
+                else "A/d (W: each friend's opinion over the friend count)"
+            ),
+            f"communication degree {self.communication_degree}"
+            + ("" if walk else " (unused: communication A/d)"),
+            f"stubborn innovators {self.stubborn}"
+            + (
+                f" (the table's first {self.stubborn}: always Yes, opinion 10)"
+                if self.stubborn
+                else ""
+            ),
+            schedule,
         ]
+
+
+def check_theory(theory: TheorySettings, agents: int) -> None:
+    """The switches that depend on the number of agents: checked where a theory run is
+    planned, since a flag or a sweep may change the graph after the experiment was written."""
+    if theory.stubborn >= agents:
+        raise UserError(
+            f"{theory.stubborn} stubborn innovators leave none of the {agents} agents to update",
+            field="network.theory.stubborn",
+            fix=f"give 0..{agents - 1} stubborn innovators (the table's first rows)",
+        )
+    k = theory.communication_degree
+    if theory.communication == "rrg_walk" and (k >= agents or agents * k % 2):
+        raise UserError(
+            f"no random {k}-regular graph on {agents} nodes exists (it needs k < n and n x k even)",
+            field="network.theory.communication_degree",
+            fix="choose a degree below the number of agents whose product with it is even "
+            "(4, the reference's, fits any graph of 5 or more nodes)",
+        )
 
 
 class NetworkSettings(BaseModel):

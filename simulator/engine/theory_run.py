@@ -3,8 +3,9 @@
 A theory run (`llm-sim run EXP --theory`) has the same graph, agents table, scenario and
 rounds as an LLM run and stores the same rows in `network_rounds`, so the measures and the
 report read both alike. Round 0 is the table's answer (as in an LLM run); rounds 1, 2, ...
-are the theory's state after each round of asynchronous updates (domain/network/theory.py,
-which documents how the four coefficients map onto it), with `exact_opinion` beside the
+are the theory's state after each round of updates (domain/network/theory.py, which
+documents how the four coefficients map onto it, and the switches: schedule, communication
+graph, stubborn innovators), with `exact_opinion` beside the
 whole-number `opinion`: the theory's opinion on the same 0..10 scale before rounding down.
 The whole trajectory is computed from the stored seed before the first round is stored, so a
 resumed run stores the very rounds the killed one would have.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+import networkx as nx
 import numpy as np
 
 from simulator.domain.network.answers import Answer, round_zero
@@ -65,7 +67,8 @@ def trajectory(spec: NetworkSpec, state: list[dict] | None = None) -> tuple[Theo
         graphs,
         opinions,
         actions,
-        lam=start.lam,
+        lam=theory.opinion_weight,
+        cost=start.lam,
         a=start.a,
         tau=start.tau,
         f=start.f,
@@ -74,11 +77,23 @@ def trajectory(spec: NetworkSpec, state: list[dict] | None = None) -> tuple[Theo
         beta=math.inf if theory.rationality is None else theory.rationality,
         information=news,
         rounds=spec.rounds - first,
+        schedule=theory.schedule,
         updates_per_round=theory.updates_per_round,
+        communication=communication_graph(spec),
+        stubborn=theory.stubborn,
         seed=spec.seed,
         initial=start.opinions,
     )
     return run, first
+
+
+def communication_graph(spec: NetworkSpec) -> nx.Graph | None:
+    """W's graph: None for A/d, or `rrg_walk`'s random regular graph (networkx, as Zino's
+    RRG.m builds one), drawn from the run's seed (a fork, with its own seed, draws its own)."""
+    theory = spec.settings.theory
+    if theory.communication != "rrg_walk":
+        return None
+    return nx.random_regular_graph(theory.communication_degree, len(spec.agents), seed=spec.seed)
 
 
 class TheoryNetwork:

@@ -23,6 +23,7 @@ from simulator.domain.network_experiment import (
     NetworkSpec,
     TheorySettings,
     check_free_chat,
+    check_theory,
 )
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -90,6 +91,7 @@ def build_spec(
     if len(rows) > n:
         notes.append(f"agents: the table's first {n} of {len(rows)} rows (one per graph node)")
     if theory:
+        check_theory(chosen.theory, n)
         notes.extend(f"theory: {phrase}" for phrase in _theory_defaults(chosen, n))
         if seed is None:
             seed = secrets.randbelow(2**31)
@@ -142,6 +144,8 @@ def run_document(
 ) -> dict:
     """The fields of a stored network run (the store adds id, status, counters and times)."""
     dumped = spec.model_dump(mode="json")
+    if spec.is_theory:  # every switch, defaults included: the run says what it played
+        dumped["settings"]["theory"] = spec.settings.theory.full()
     return world_runs.run_document("network", view, dumped, spec.names, spec.llm, user, extra)
 
 

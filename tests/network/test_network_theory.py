@@ -39,7 +39,9 @@ def test_lam_1_best_response_acts_on_the_sign_of_the_opinion_every_update():
 def test_a_fixed_seed_reproduces_a_stored_trace():
     """Computed once with numpy's PCG64 (default_rng); the draws are one array each."""
     args = (nx.cycle_graph(5), [-0.6, -0.2, 0.1, 0.5, 0.9], [-1, -1, 1, 1, -1])
-    params = dict(lam=0.4, alpha=0.2, mu=0.3, beta=3.0, rounds=3, updates_per_round=4)
+    params = dict(
+        lam=0.4, alpha=0.2, mu=0.3, beta=3.0, rounds=3, schedule="random", updates_per_round=4
+    )
     run = coevolve(*args, **params, seed=2024)
     assert run.chosen.tolist() == [1, 3, 0, 1, 1, 1, 4, 3, 4, 4, 0, 0]
     assert run.chosen_action.tolist() == [1, 1, -1, 1, -1, -1, 1, 1, 1, 1, -1, -1]
@@ -70,7 +72,16 @@ def test_one_update_follows_the_equations():
     y0, x0 = [0.8, -0.4, 0.2, -0.6], [1, -1, -1, 1]
     alpha, lam, mu = 0.5, 0.3, 0.25
     run = coevolve(
-        graph, y0, x0, lam=lam, alpha=alpha, mu=mu, rounds=1, updates_per_round=1, seed=11
+        graph,
+        y0,
+        x0,
+        lam=lam,
+        alpha=alpha,
+        mu=mu,
+        rounds=1,
+        schedule="random",
+        updates_per_round=1,
+        seed=11,
     )
     i = int(run.chosen[0])
     others = [j for j in range(4) if j != i]
@@ -101,7 +112,7 @@ def test_round_zero_of_the_theory_is_the_tables_round_zero():
     graph = build_graphs({"type": "barabasi_albert", "n": 50, "m": 5, "seed": 1})[0]
     run = coevolve(
         graph, start.opinions, start.actions, a=start.a, tau=start.tau, f=start.f,
-        lam=start.lam, beta=4.0, rounds=3, seed=7,
+        cost=start.lam, beta=4.0, rounds=3, seed=7,
     )  # fmt: skip
     assert run.scores[0].tolist() == [round_zero(r).opinion for r in rows]
     assert run.decisions[0].tolist() == [round_zero(r).decision for r in rows]
@@ -112,7 +123,7 @@ def test_round_zero_of_the_theory_is_the_tables_round_zero():
 def test_snapshots_change_who_is_heard():
     empty, full = nx.empty_graph(3), nx.complete_graph(3)
     y0, x0 = [1.0, -1.0, 0.0], [1, -1, 1]
-    run = coevolve([empty, full], y0, x0, rounds=2, updates_per_round=3, seed=4)
+    run = coevolve([empty, full], y0, x0, rounds=2, seed=4)
     assert np.allclose(run.opinions[1], y0)  # round 1 on the empty graph: nobody hears anyone
     assert not np.allclose(run.opinions[2], y0)
 

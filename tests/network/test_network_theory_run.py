@@ -71,7 +71,8 @@ def test_a_theory_run_stores_the_coevolution_from_its_seed(store):
         graphs_of(spec),
         start.opinions,
         start.actions,
-        lam=[r.lam for r in table],
+        lam=0.5,  # ZYC's opinion weight (network.theory.opinion_weight's default)
+        cost=[r.lam for r in table],  # the table's lambda: the cost the opinion is weighed against
         a=[r.a for r in table],
         tau=[r.tau for r in table],
         f=[r.f for r in table],

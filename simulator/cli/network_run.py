@@ -79,7 +79,8 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
         ]
         model = "none: the coevolution theory (Zino, Ye, Cao)" + "".join(f"; {p}" for p in chosen)
     else:
-        tries = "messages included; up to 3 tries per answer" if spec.settings.free_chat else ""
+        messages = spec.settings.free_chat and spec.switches.free_chat_as == "message"
+        tries = "messages included; up to 3 tries per answer" if messages else ""
         calls = f"{count(spec.calls, 'call', thousands=True)} when every answer parses; " + (
             tries or "up to 3 tries each"
         )
@@ -95,6 +96,7 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
         f"({calls})",
         f"model: {model}",
         *seed,
+        *_prompts_line(spec),
         *_memory_line(spec),
         *_free_chat_line(spec),
         *(f"default: {note}" for note in spec.defaults_applied),
@@ -117,6 +119,14 @@ def _memory_line(spec: NetworkSpec) -> list[str]:
     return [f"memory: {spec.memory.describe()}; {MEMORY_MEANS[spec.memory.kind]}"]
 
 
+def _prompts_line(spec: NetworkSpec) -> list[str]:
+    """The prompt profile and every switch (the theory has no prompts)."""
+    if spec.is_theory:
+        return []
+    choices = spec.settings.prompts
+    return [f"prompts: profile {choices.profile} ({choices.resolved().described()})"]
+
+
 def _free_chat_line(spec: NetworkSpec) -> list[str]:
     """The free-chat rounds, if any; a theory run says it ignores them rather than hide it."""
     rounds = ", ".join(str(t) for t in sorted(spec.settings.free_chat))
@@ -124,6 +134,10 @@ def _free_chat_line(spec: NetworkSpec) -> list[str]:
         return []
     if spec.is_theory:
         return [f"free chat: none (the theory has no messages; network.free_chat {rounds} unused)"]
+    if spec.switches.free_chat_as == "opinion_round":
+        return [
+            f"free chat in rounds {rounds} (asked as opinion rounds, left out of later prompts)"
+        ]
     return [f"free chat before rounds {rounds} (one message per agent to its friends)"]
 
 

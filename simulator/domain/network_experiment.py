@@ -28,8 +28,9 @@ from pydantic import (
 from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.memory.settings import MemorySettings
-from simulator.domain.network.agents_table import AgentRow
+from simulator.domain.network.agents_table import MAX_AGENT_ROWS, AgentRow
 from simulator.domain.network.graphs import parse_graph_spec
+from simulator.domain.network.prompt_choices import PromptChoices, PromptSwitches
 from simulator.domain.network.scenario import MAX_ROUNDS, Scenario
 from simulator.errors import UserError
 
@@ -189,6 +190,22 @@ class NetworkSettings(BaseModel):
     free_chat: list[Annotated[int, Field(ge=1, le=MAX_ROUNDS)]] = Field(
         default_factory=list, max_length=MAX_ROUNDS
     )
+    # how the prompts are put together (domain/network/prompt_choices.py)
+    prompts: PromptChoices = Field(default_factory=PromptChoices)
+    # which block of consecutive table rows plays (block g: rows g*n .. g*n+n-1 for n nodes,
+    # the reference's groups); None: the table's first n rows, as runs before it had
+    group: int | None = Field(default=None, ge=0, le=MAX_AGENT_ROWS)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_later_fields(self, handler: Any) -> dict:
+        """`prompts` at its default and `group` unset stay out of the dump, so every run and
+        experiment stored before they existed dumps (and hashes) as it did."""
+        data = handler(self)
+        if self.prompts.is_default:
+            data.pop("prompts", None)
+        if self.group is None:
+            data.pop("group", None)
+        return data
 
     @field_validator("graph")
     @classmethod
@@ -318,11 +335,16 @@ class NetworkSpec(BaseModel):
         return self.model == THEORY
 
     @property
+    def switches(self) -> PromptSwitches:
+        return self.settings.prompts.resolved()
+
+    @property
     def calls(self) -> int:
         """LLM calls when every answer parses at the first try: one per agent per round, and
         one message per agent in each free-chat round (none for the theory); a memory stream
         adds its own (ratings, reflections), which no plan can count."""
-        rounds = self.rounds + len(self.settings.free_chat)
+        messages = self.switches.free_chat_as == "message"
+        rounds = self.rounds + (len(self.settings.free_chat) if messages else 0)
         return 0 if self.is_theory else len(self.agents) * rounds
 
 

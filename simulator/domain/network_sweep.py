@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from simulator.domain.experiment import Name
 from simulator.domain.ids import content_hash
 from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
+from simulator.domain.network.agents_table import MAX_AGENT_ROWS
 from simulator.domain.network.graphs import parse_graph_spec
 from simulator.domain.network.scenario import MAX_ROUNDS
 from simulator.domain.network_experiment import THEORY, NetworkExperiment
@@ -43,6 +44,11 @@ class NetworkSweepSpec(SweepSeeds):
     scenarios: list[Text] = Field(default_factory=list, max_length=100)
     agents: list[Text] = Field(default_factory=list, max_length=100)
     rounds: list[Rounds] = Field(default_factory=list, max_length=100)
+    # blocks of consecutive table rows (group g: rows g*n+1..(g+1)*n for n nodes), the
+    # reference's design: each group plays every seed
+    groups: list[Annotated[int, Field(ge=0, le=MAX_AGENT_ROWS)]] = Field(
+        default_factory=list, max_length=MAX_AGENT_ROWS
+    )
     theory: bool = True
 
     @field_validator("graphs")
@@ -58,7 +64,7 @@ class NetworkSweepSpec(SweepSeeds):
             raise ValueError(
                 "llms lists 'theory': the theory twins come from `theory: true` (the default)"
             )
-        for axis in ("llms", "scenarios", "agents", "rounds"):
+        for axis in ("llms", "scenarios", "agents", "rounds", "groups"):
             values = getattr(self, axis)
             if len(set(values)) != len(values):
                 raise ValueError(f"{axis} lists a value twice; list each once")
@@ -76,7 +82,7 @@ class NetworkSweepSpec(SweepSeeds):
     def size(self, llms: int) -> int:
         models = max(len(self.llms), llms) + int(self.theory)
         cells = models * max(len(self.graphs), 1) * max(len(self.scenarios), 1)
-        cells *= max(len(self.agents), 1) * max(len(self.rounds), 1)
+        cells *= max(len(self.agents), 1) * max(len(self.rounds), 1) * max(len(self.groups), 1)
         return cells * self.runs_per_cell()
 
 
@@ -95,24 +101,31 @@ class NetworkCell:
     scenario: str
     agents: str
     rounds: int
+    group: int | None = None  # None: the experiment's (a sweep without `groups`)
 
     @property
     def is_theory(self) -> bool:
         return self.llm == THEORY
 
     def as_dict(self) -> dict:
-        return {
+        """The cell's values; `group` only when the sweep names groups, so the cells (and
+        keys) of every sweep stored before it existed stay as they were."""
+        data = {
             "llm": self.llm,
             "graph": self.graph,
             "scenario": self.scenario,
             "agents": self.agents,
             "rounds": self.rounds,
         }
+        if self.group is not None:
+            data["group"] = self.group
+        return data
 
     def label(self) -> str:
+        group = "" if self.group is None else f" group={self.group}"
         return (
             f"llm={self.llm} graph={graph_label(self.graph)} scenario={self.scenario} "
-            f"agents={self.agents} rounds={self.rounds}"
+            f"agents={self.agents}{group} rounds={self.rounds}"
         )
 
     def settings(self) -> dict[str, Any]:
@@ -122,6 +135,7 @@ class NetworkCell:
             "scenario": self.scenario,
             "agents": self.agents,
             "rounds": self.rounds,
+            "group": self.group,
         }
 
 
@@ -129,12 +143,13 @@ def cells(spec: NetworkSweepSpec, experiment: NetworkExperiment) -> list[Network
     net = experiment.network
     models = (spec.llms or [experiment.llms[0].key]) + ([THEORY] if spec.theory else [])
     return [
-        NetworkCell(llm, graph, scenario, agents, rounds)
-        for llm, graph, scenario, agents, rounds in itertools.product(
+        NetworkCell(llm, graph, scenario, agents, rounds, group)
+        for llm, graph, scenario, agents, group, rounds in itertools.product(
             models,
             spec.graphs or [net.graph],
             spec.scenarios or [net.scenario],
             spec.agents or [net.agents],
+            spec.groups or [None],
             spec.rounds or [net.rounds],
         )
     ]

@@ -39,6 +39,7 @@ from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import Embedder
+from simulator.prompting.network_accumulated import accumulated_messages
 from simulator.prompting.network_prompt import free_chat_messages, network_messages
 
 ANSWER_FALLBACKS = "answer_fallbacks"  # counter: agents whose replies never parsed in a round
@@ -144,7 +145,7 @@ class OpinionNetwork:
         run, recorder = self.run_, self.run_.recorder
         recorder.counters.setdefault(ANSWER_FALLBACKS, 0)
         recorder.counters.setdefault(REPLAYED, 0)
-        if self.spec.settings.free_chat:
+        if self.spec.settings.free_chat and self.spec.switches.free_chat_as == "message":
             recorder.counters.setdefault(EMPTY_CHAT, 0)
         calls = recorder.load_calls()
         rows = stored_rows(recorder, run.run_id)
@@ -187,7 +188,7 @@ class OpinionNetwork:
         self.memory.release()  # after the rows: a cut round leaves no access marks behind
         self.partial = set()  # record_step_rows counted the rows as messages
         recorder.counters[ANSWER_FALLBACKS] += sum(bool(r["answer_fallback"]) for r in rows)
-        if self.spec.settings.free_chat:
+        if EMPTY_CHAT in recorder.counters:
             recorder.counters[EMPTY_CHAT] += sum(_empty_said(r) for r in rows)
         self.history.append(answers)
         self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
@@ -201,24 +202,15 @@ class OpinionNetwork:
             for i in range(len(self.agents))
         ]
         remembered, retrieved = await self.memory.recall(t, others)
-        chat = t in self.spec.settings.free_chat
+        switches = self.spec.switches
+        chat = t in self.spec.settings.free_chat and switches.free_chat_as == "message"
         said = await self._free_chat(t, friends, remembered) if chat else None
         heard = [
             None if said is None else {self.names[j]: said[j] for j in friends[i] if j != i}
             for i in range(len(self.agents))
         ]
         prompts = [
-            network_messages(
-                self.spec.scenario,
-                agent,
-                i,
-                t,
-                self.memory.own(self.history, i),
-                [(self.names[j], previous[j]) for j in friends[i]],
-                heard[i],
-                remembered[i],
-            )
-            for i, agent in enumerate(self.agents)
+            self._prompt(t, i, friends[i], heard[i], remembered[i]) for i in range(len(self.agents))
         ]
         replies: list[list[str]] = [[] for _ in self.agents]
         answers: dict[int, Answer] = {}
@@ -258,6 +250,56 @@ class OpinionNetwork:
                 row["memory_counters"] = counts
         return final, rows
 
+    def _n_friends(self, friends: list[int]) -> int:
+        """What fills {n_friends}: the group's size, or the agent's degree (self-loop counted)."""
+        return len(self.agents) if self.spec.switches.n_friends == "group" else len(friends)
+
+    def _own(self, i: int) -> list[Answer]:
+        own = self.memory.own(self.history, i)
+        return own[:1] if self.spec.switches.own_answers == "first" else own
+
+    def _prompt(
+        self,
+        t: int,
+        i: int,
+        friends: list[int],
+        heard: dict[str, str] | None,
+        remembered: str | None,
+    ) -> list[dict]:
+        """Agent i's answer prompt of round t in the run's layout."""
+        switches, agent = self.spec.switches, self.agents[i]
+        if switches.layout == "accumulated":
+            by_round: list[Friends] = [[]]
+            for s in range(1, t + 1):
+                graph = graph_for_round(self.graphs, s)
+                shown = self.history[s - 1]
+                by_round.append([(self.names[j], shown[j]) for j in sorted(graph.adj[i])])
+            chat_rounds = set(self.spec.settings.free_chat)
+            return accumulated_messages(
+                self.spec.scenario,
+                agent,
+                i,
+                t,
+                switches,
+                self._n_friends(friends),
+                [answers[i] for answers in self.history[:t]],
+                by_round,
+                chat_rounds if switches.free_chat_as == "opinion_round" else set(),
+            )
+        previous = self.history[-1]
+        return network_messages(
+            self.spec.scenario,
+            agent,
+            i,
+            t,
+            self._own(i),
+            [(self.names[j], previous[j]) for j in friends],
+            heard,
+            remembered,
+            self._n_friends(friends),
+            switches.private_holders,
+        )
+
     async def _free_chat(
         self, t: int, friends: list[list[int]], remembered: list[str | None]
     ) -> list[str]:
@@ -269,10 +311,11 @@ class OpinionNetwork:
                 agent,
                 i,
                 t,
-                self.memory.own(self.history, i),
+                self._own(i),
                 [self.names[j] for j in friends[i] if j != i],
-                len(friends[i]),
+                self._n_friends(friends[i]),
                 remembered[i],
+                self.spec.switches.private_holders,
             )
             calls.append(
                 ActorCall(

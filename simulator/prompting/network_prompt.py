@@ -33,11 +33,15 @@ def network_messages(
     friends: list[tuple[str, Answer]],
     heard: dict[str, str] | None = None,
     remembered: str | None = None,
+    n_friends: int | None = None,
+    holders: int | None = None,
 ) -> list[dict]:
     """The chat messages of `agent` (at `position` in the table) in round `round_index` >= 1;
     `own` holds its answers of rounds 0..t-1 to show, `friends` its neighbours' of round t-1,
     `heard` (free-chat rounds only; None elsewhere, so those prompts stay as they were) its
-    friends' messages of this round by name, `remembered` what its memory stream recalled."""
+    friends' messages of this round by name, `remembered` what its memory stream recalled;
+    `n_friends` fills {n_friends} (None: the friends shown), `holders` as in
+    Scenario.private_for."""
     parts = _history(scenario, round_index, own, remembered)
     shown = {name: answer.as_json() for name, answer in friends}
     parts.append(f"Your friends' answers in the last round: {json.dumps(shown)}")
@@ -45,7 +49,8 @@ def network_messages(
         parts.append(f"Your friends' messages to you in this round: {json.dumps(heard)}")
     now = scenario.round_for(round_index)
     parts.append(f"Round {round_index}. {now.question}\n{scenario.answer_format}")
-    return _chat(scenario, agent, position, len(friends), parts)
+    count = len(friends) if n_friends is None else n_friends
+    return _chat(scenario, agent, position, count, parts, holders)
 
 
 def free_chat_messages(
@@ -57,6 +62,7 @@ def free_chat_messages(
     friends: list[str],
     n_friends: int,
     remembered: str | None = None,
+    holders: int | None = None,
 ) -> list[dict]:
     """The prompt of `agent`'s message to its `friends` (names, itself left out) before it
     answers round `round_index`: it knows the round's news and question, not yet their
@@ -67,7 +73,7 @@ def free_chat_messages(
     parts.append(f"Round {round_index}. {now.question}")
     names = ", ".join(friends) if friends else "none"
     parts.append(f"Your friends: {names}\n{scenario.free_chat_prompt}")
-    return _chat(scenario, agent, position, n_friends, parts)
+    return _chat(scenario, agent, position, n_friends, parts, holders)
 
 
 def _history(
@@ -88,13 +94,18 @@ def _history(
 
 
 def _chat(
-    scenario: Scenario, agent: AgentRow, position: int, n_friends: int, parts: list[str]
+    scenario: Scenario,
+    agent: AgentRow,
+    position: int,
+    n_friends: int,
+    parts: list[str],
+    holders: int | None = None,
 ) -> list[dict]:
     system = [
         scenario.fill(scenario.background, agent, n_friends),
         scenario.fill(scenario.characteristics, agent, n_friends),
     ]
-    fact = scenario.private_for(position)
+    fact = scenario.private_for(position, holders)
     if fact:
         system.append(f"Something you know that others may not: {fact}")
     return [

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from simulator.domain.memory.settings import MemorySettings
-from simulator.domain.network.agents_table import read_agents
+from simulator.domain.network.agents_table import AgentRow, agent_groups, read_agents
 from simulator.domain.network.experiment_files import SYNTHETIC_PATH
 from simulator.domain.network.graphs import build_graphs
 from simulator.domain.network.scenario import load_scenario
@@ -88,8 +88,7 @@ def build_spec(
             field="network.agents",
             fix="give a table with a row per node, or a smaller graph",
         )
-    if len(rows) > n:
-        notes.append(f"agents: the table's first {n} of {len(rows)} rows (one per graph node)")
+    rows = _group_rows(rows, n, chosen.group, notes)
     if theory:
         check_theory(chosen.theory, n)
         notes.extend(f"theory: {phrase}" for phrase in _theory_defaults(chosen, n))
@@ -100,9 +99,10 @@ def build_spec(
         notes.append("seed: none (sampling is not reproducible)")
     snapshots = [sorted((min(u, v), max(u, v)) for u, v in g.edges()) for g in graphs]
     memory = _memory(experiment.memory, theory, notes)
+    check_prompt_choices(chosen, memory, theory)
     return NetworkSpec(
         settings=chosen,
-        agents=[AgentRecord.of(row) for row in rows[:n]],
+        agents=[AgentRecord.of(row) for row in rows],
         scenario=load_scenario(chosen.scenario),
         snapshots=snapshots,
         model=THEORY if theory else "llm",
@@ -111,6 +111,51 @@ def build_spec(
         defaults_applied=notes,
         memory=memory,
     )
+
+
+def _group_rows(rows: list[AgentRow], n: int, group: int | None, notes: list[str]) -> list:
+    """The rows that play: block `group` of n consecutive rows (the reference's groups), or
+    the table's first n when no group is chosen."""
+    if group is None:
+        if len(rows) > n:
+            notes.append(f"agents: the table's first {n} of {len(rows)} rows (one per graph node)")
+        return rows[:n]
+    groups = agent_groups(rows, n)
+    if group >= len(groups):
+        raise UserError(
+            f"group {group} asks for rows {group * n + 1}..{(group + 1) * n} of a table of "
+            f"{len(rows)} rows",
+            field="network.group",
+            fix=f"choose a group from 0 to {len(groups) - 1} ({len(groups)} groups of {n} rows)",
+        )
+    notes.append(f"agents: group {group}, the table's rows {group * n + 1}..{(group + 1) * n}")
+    return groups[group]
+
+
+def check_prompt_choices(chosen: NetworkSettings, memory: MemorySettings, theory: bool) -> None:
+    """The switches this tool can put together: the chat layout shows the last round's
+    friends' answers and chats in messages; the accumulated layout keeps its own history, so
+    it takes the default memory. The theory has no prompts."""
+    if theory:
+        return
+    switches = chosen.prompts.resolved()
+    if switches.layout == "chat":
+        if switches.friends_rounds != "last" or switches.free_chat_as != "message":
+            raise UserError(
+                "the chat layout shows only the last round's friends' answers and holds free "
+                "chat as a message stage",
+                field="network.prompts",
+                fix="use layout: accumulated (profile: reference) for friends_rounds: all or "
+                "free_chat_as: opinion_round, or set them to last and message",
+            )
+        return
+    if memory.kind != "summary":
+        raise UserError(
+            f"the accumulated prompt layout keeps its own history; memory.kind {memory.kind} "
+            "cannot be shown in it",
+            field="memory.kind",
+            fix="leave memory out (summary) or use prompts layout: chat",
+        )
 
 
 def _memory(block: MemorySettings, theory: bool, notes: list[str]) -> MemorySettings:

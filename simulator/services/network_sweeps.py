@@ -60,6 +60,7 @@ def plan(store: Store, view: ExperimentView, spec: NetworkSweepSpec, owner: str)
             ("graphs", [len(spec.graphs)] if spec.graphs else []),
             ("scenarios", spec.scenarios),
             ("agents", spec.agents),
+            ("groups", spec.groups),
             ("rounds", spec.rounds),
             ("seeds", spec.seeds),
         )

@@ -75,6 +75,7 @@ def stub(monkeypatch):
 
 def _view(store, tmp_path, memory: dict | None):
     doc = yaml.safe_load(NETWORK_YAML.read_text(encoding="utf-8"))
+    doc["network"]["prompts"] = {"profile": "simulator"}  # the layout a memory is shown in
     if memory is not None:
         doc["memory"] = memory
     path = tmp_path / f"network_{uuid.uuid4().hex[:6]}.yaml"

@@ -118,9 +118,20 @@ def test_theory_run_from_the_cli_says_its_defaults_and_refuses_a_model(tmp_path,
         store.close()
 
 
+def simulator_profile(tmp_path: Path) -> Path:
+    """The shipped experiment with this tool's own prompt layout, which this test reads."""
+    text = NETWORK_YAML.read_text(encoding="utf-8")
+    changed = text.replace("prompts:\n    profile: reference", "prompts:\n    profile: simulator")
+    assert changed != text
+    path = tmp_path / "llm_sam_network_simulator.yaml"
+    path.write_text(changed, encoding="utf-8")
+    return path
+
+
 def test_free_chat_flag_turns_a_round_into_a_chat_round_and_a_bad_one_is_refused(tmp_path, stub):
     db = tmp_path / "db"
-    imported = llm_sim(db, stub, "experiment", "import", str(NETWORK_YAML), "--json")
+    experiment = simulator_profile(tmp_path)
+    imported = llm_sim(db, stub, "experiment", "import", str(experiment), "--json")
     exp_id = json.loads(imported.stdout)["id"]
     base = ("run", exp_id, "--llm", "openai:stub", "--rounds", "1")
 

@@ -23,6 +23,7 @@ from simulator.testing import StubLLMServer
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"
+SIMULATOR = {"profile": "simulator"}  # this tool's own prompt layout, which these tests read
 SYNTHETIC = REPO / "prompts" / "network" / "agents_synthetic.csv"
 FRIENDS = re.compile(r"Your friends' answers in the last round: (\{.*\})")
 
@@ -57,6 +58,7 @@ def _run(store, run_id, **kw):
 
 def _create(store, seed=3, **settings):
     view = exp_service.import_yaml(store, NETWORK_YAML, "alice")
+    settings = {"prompts": SIMULATOR, **settings}
     spec = network_runs.build_spec(view, llm="openai:stub", seed=seed, settings=settings)
     return spec, network_runs.create(store, view, spec, "alice")
 

@@ -36,6 +36,7 @@ from simulator.testing import StubLLMServer
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"
+SIMULATOR = {"profile": "simulator"}  # this tool's own prompt layout, which these tests read
 NAME = re.compile(r"Your name is (\w+)\.")
 HEARD = re.compile(r"Your friends' messages to you in this round: (\{.*\})")
 FRIENDS = re.compile(r"Your friends: (.*)\n")
@@ -86,6 +87,7 @@ def _view(store):
 
 def _create(store, seed=3, **settings):
     view = _view(store)
+    settings = {"prompts": SIMULATOR, **settings}
     spec = network_runs.build_spec(view, llm="openai:stub", seed=seed, settings=settings)
     return spec, network_runs.create(store, view, spec, "alice")
 
@@ -212,7 +214,7 @@ def _header(spec) -> str:
 
 def test_the_header_names_the_free_chat_rounds_and_a_theory_run_says_it_has_none(mock_store):
     view = _view(mock_store)
-    chat = {"rounds": 3, "free_chat": [3, 2]}
+    chat = {"rounds": 3, "free_chat": [3, 2], "prompts": SIMULATOR}
     spec = network_runs.build_spec(view, llm="openai:stub", seed=1, settings=chat)
     header = _header(spec)
     assert "free chat before rounds 2, 3 (one message per agent to its friends)" in header

@@ -46,6 +46,16 @@ def degroot_reply(body: dict) -> str:
     return f'{{"Thought": "follow", "Opinion": {opinion}, "Decision": "Yes"}}'
 
 
+def simulator_profile(tmp_path: Path) -> Path:
+    """The shipped experiment with this tool's own prompt layout, which this test reads."""
+    text = NETWORK_YAML.read_text(encoding="utf-8")
+    changed = text.replace("prompts:\n    profile: reference", "prompts:\n    profile: simulator")
+    assert changed != text
+    path = tmp_path / "llm_sam_network_simulator.yaml"
+    path.write_text(changed, encoding="utf-8")
+    return path
+
+
 def cli(db: str, stub, *args: str) -> subprocess.Popen:
     env = {
         **os.environ,
@@ -80,7 +90,7 @@ def test_sigkill_mid_round_then_resume(tmp_path):
         stub.reply_fn = degroot_reply
         store = open_store(open_database(db, "llm_simulator"))
         try:
-            view = exp_service.import_yaml(store, NETWORK_YAML, "alice")
+            view = exp_service.import_yaml(store, simulator_profile(tmp_path), "alice")
             spec = network_sweeps.validate_spec(
                 {
                     "llms": ["openai:stub"],

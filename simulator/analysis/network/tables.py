@@ -19,6 +19,7 @@ from simulator.analysis.network.measures import ROUND_MEASURES
 from simulator.analysis.network.runs import OpinionRun, TwinBook
 from simulator.analysis.network.summary import DISTANCE_FIELDS, analysed
 from simulator.analysis.tables import as_json_text, iso
+from simulator.domain.network.prompt_choices import PromptChoices
 
 NETWORK_TABLES = ("network_runs", "network_rounds", "network_round_measures")
 
@@ -51,10 +52,12 @@ def run_row(run: OpinionRun, analysis: dict) -> dict:
         "snapshots": len(run.spec.get("snapshots") or []),
         "agents": len(run.names),
         "agents_table": run.settings.get("agents"),
+        "agents_group": run.settings.get("group"),
         "scenario": run.settings.get("scenario"),
         "rounds": run.planned_rounds,
         "rounds_stored": max(run.last_round, 0),
         "theory_params": as_json_text(run.settings.get("theory")) if run.is_theory else None,
+        **({} if run.is_theory else prompt_columns(run.settings.get("prompts"))),
         "answer_fallbacks": int(counters.get("answer_fallbacks") or 0),
         "empty_chat_messages": counters.get("empty_chat_messages"),
         "calls": counters.get("calls"),
@@ -140,3 +143,13 @@ def export_network(
         {"table": name, "path": str(path), "rows": rows[name]}
         for name, path in zip(NETWORK_TABLES, paths, strict=True)
     ]
+
+
+def prompt_columns(stored: dict | None) -> dict:
+    """The prompt profile and its resolved switches (a run stored without `prompts` has the
+    `simulator` profile, the only layout there was)."""
+    switches = PromptChoices.model_validate(stored or {})
+    return {
+        "prompt_profile": switches.profile,
+        **{f"prompt_{k}": v for k, v in switches.resolved().model_dump().items()},
+    }

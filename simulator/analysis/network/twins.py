@@ -35,6 +35,9 @@ def twin_key(doc: dict) -> str:
     its own parameters, nor what only a model does, such as free-chat rounds) and snapshots."""
     spec = doc.get("spec") or {}
     settings = {k: (spec.get("settings") or {}).get(k) for k in TWIN_SETTINGS}
+    group = (spec.get("settings") or {}).get("group")
+    if group is not None:  # the table's rows that played (absent before groups existed)
+        settings["group"] = group
     shared = {
         "experiment": doc.get("experiment_id"),
         "settings": settings,

@@ -44,6 +44,9 @@ class ScenarioRound(BaseModel):
 
     question: str = Field(min_length=1, max_length=MAX_TEXT)
     new_information: str = Field(default="", max_length=MAX_TEXT)
+    # the round's whole text for the accumulated layout (the reference's Q1.md, Q2.md, ...),
+    # used as written with `{friends_answers}` replaced; empty: made from the fields above
+    prompt: str = Field(default="", max_length=MAX_TEXT)
 
 
 class Scenario(BaseModel):
@@ -61,6 +64,12 @@ class Scenario(BaseModel):
     # facts handed out one per agent (agent i of a group gets item i mod len): the reference
     # gives each member of a group a different piece of information
     private_information: list[str] = Field(default_factory=list, max_length=MAX_ROUNDS)
+    # the accumulated layout's free-chat round asked as an opinion round (the reference's
+    # free_chat.md), used as written with `{friends_answers}` replaced; empty: the round's own
+    free_chat_round_prompt: str = Field(default="", max_length=MAX_TEXT)
+    # the accumulated layout's heading over an agent's private fact, shown to every agent
+    # (followed by nothing when it holds none), as the reference does; empty: no heading
+    private_heading: str = Field(default="", max_length=MAX_TEXT)
 
     @field_validator("background", "characteristics")
     @classmethod
@@ -72,26 +81,40 @@ class Scenario(BaseModel):
         """What round t asks: rounds[t], the last one again once the list runs out."""
         return self.rounds[min(max(round_index, 0), len(self.rounds) - 1)]
 
-    def fill(self, template: str, agent: AgentRow, n_friends: int) -> str:
+    def fill(
+        self, template: str, agent: AgentRow, n_friends: int, python_floats: bool = False
+    ) -> str:
         """`background` or `characteristics` for one agent; coefficients as written in the
-        table (0.3, not 0.30000000000000004)."""
+        table (0.3, not 0.30000000000000004), or with `python_floats` as the reference's
+        pandas columns print them (str(float): 1.0, 0.05)."""
+        number = _python_number if python_floats else _number
         return template.format(
             name=agent.name,
-            a=_number(agent.a),
-            tau=_number(agent.tau),
-            f=_number(agent.f),
+            a=number(agent.a),
+            tau=number(agent.tau),
+            f=number(agent.f),
             n_friends=n_friends,
-            **{"lambda": _number(agent.lam)},
+            **{"lambda": number(agent.lam)},
         )
 
-    def private_for(self, position: int) -> str:
-        """The private fact of the agent at `position` in its group ('' when there are none)."""
+    def private_for(self, position: int, holders: int | None = None) -> str:
+        """The private fact of the agent at `position` in its group ('' when there are none).
+        `holders` None: every agent gets one, the facts cycled; else only the first `holders`
+        positions, fact i to position i (the reference's basic_info.json, keyed by position)."""
         items = self.private_information
-        return items[position % len(items)] if items else ""
+        if not items:
+            return ""
+        if holders is None:
+            return items[position % len(items)]
+        return items[position] if position < min(holders, len(items)) else ""
 
 
 def _number(value: float) -> str:
     return f"{value:.6g}"
+
+
+def _python_number(value: float) -> str:
+    return str(float(value))
 
 
 def check_template(text: str) -> None:
@@ -117,6 +140,8 @@ def scenario_path(name_or_path: str | Path) -> Path:
     """A shipped scenario by name (`costly_purchase`), else a path to a YAML file."""
     text = str(name_or_path)
     shipped = SCENARIOS_DIR / f"{text}.yaml"
+    if Path(text).expanduser().is_dir():
+        return Path(text).expanduser()
     if "/" not in text and "\\" not in text and not text.endswith((".yaml", ".yml")):
         if shipped.is_file():
             return shipped
@@ -130,6 +155,10 @@ def scenario_path(name_or_path: str | Path) -> Path:
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
     """A scenario by shipped name or path; errors name the file, line and field."""
+    from simulator.domain.network.llm_sam_files import is_llm_sam_dir, load_llm_sam_dir
     from simulator.domain.yaml_io import load_model
 
-    return load_model(scenario_path(name_or_path), Scenario, "scenario")
+    path = scenario_path(name_or_path)
+    if is_llm_sam_dir(path):  # the reference's own prompt directory (prompt/.../expN)
+        return load_llm_sam_dir(path)
+    return load_model(path, Scenario, "scenario")

@@ -70,6 +70,12 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
     """What will run, including every value the tool chose because nobody said."""
     n, graph = len(spec.agents), spec.settings.graph
     snapshots = f", {len(spec.snapshots)} snapshots" if len(spec.snapshots) > 1 else ""
+    group = spec.settings.group
+    rows = (
+        ""
+        if group is None
+        else f" (group {group}: the table's rows {group * n + 1}..{(group + 1) * n})"
+    )
     if spec.llm is None:
         calls = "no model calls"
         chosen = [
@@ -91,7 +97,7 @@ def print_header(app: AppContext, spec: NetworkSpec) -> None:
     uses = "the theory's random draws are" if spec.is_theory else "every model call's seed is"
     seed = [] if spec.seed is None or drawn else [f"seed: {spec.seed} ({uses} derived from it)"]
     lines = [
-        f"network: {count(n, 'agent')}, graph {graph.get('type')}{snapshots}, scenario "
+        f"network: {count(n, 'agent')}{rows}, graph {graph.get('type')}{snapshots}, scenario "
         f"{spec.scenario.name!r}, round 0 from the table then {count(spec.rounds, 'round')} "
         f"({calls})",
         f"model: {model}",

@@ -128,8 +128,7 @@ def _group_rows(rows: list[AgentRow], n: int, group: int | None, notes: list[str
             field="network.group",
             fix=f"choose a group from 0 to {len(groups) - 1} ({len(groups)} groups of {n} rows)",
         )
-    notes.append(f"agents: group {group}, the table's rows {group * n + 1}..{(group + 1) * n}")
-    return groups[group]
+    return groups[group]  # chosen, not a default: the header and the cell label name it
 
 
 def check_prompt_choices(chosen: NetworkSettings, memory: MemorySettings, theory: bool) -> None:

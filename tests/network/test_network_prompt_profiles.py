@@ -101,7 +101,7 @@ def test_a_group_of_rows_plays_and_one_past_the_table_is_refused(mock_store):
         view, llm="openai:stub", seed=1, settings={"graph": five, "group": 3}
     )
     assert spec.names == [row.name for row in rows[15:20]]
-    assert "agents: group 3, the table's rows 16..20" in spec.defaults_applied
+    assert "network: 5 agents (group 3: the table's rows 16..20), graph complete" in _header(spec)
     with pytest.raises(UserError) as refused:
         network_runs.build_spec(
             view, llm="openai:stub", seed=1, settings={"graph": five, "group": 10}
@@ -184,3 +184,27 @@ def test_an_unknown_profile_is_refused_on_import_with_exit_2(tmp_path):
         timeout=120,
     )
     assert json.loads(listed.stdout or "[]") == []
+
+
+def test_the_reference_prompt_directory_is_a_scenario_and_a_foreign_one_is_refused(
+    mock_store, tmp_path
+):
+    fixture = REPO / "tests" / "fixtures" / "llm_sam" / "exp1"
+    data = yaml.safe_load(NETWORK_YAML.read_text())
+    data["network"].update({"scenario": str(fixture), "graph": {"type": "complete", "n": 4}})
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(data))
+    view = exp_service.import_yaml(mock_store, path, "alice")
+    spec = network_runs.build_spec(view, llm="openai:stub", seed=1)
+    assert spec.scenario.private_heading == "# The basic information you get is:"
+    assert len(spec.scenario.private_information) == 5 and len(spec.scenario.rounds) == 3
+    assert "{n_friends}" in spec.scenario.background  # the reference's {n_friend}, renamed
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "background.md").write_text("# Task\nno sections here {name}")
+    (foreign / "Q1.md").write_text("Answer:")
+    data["network"]["scenario"] = str(foreign)
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError) as refused:
+        exp_service.import_yaml(mock_store, path, "alice")
+    assert "# Your Characteristics:" in refused.value.fix

@@ -105,13 +105,16 @@ class OpinionRun(StoredRun):
         if self.doc.get("cell"):
             return dict(self.doc["cell"])
         llm = self.spec.get("llm") or {}
-        return {
+        cell = {
             "llm": THEORY if self.is_theory else llm.get("key") or llm.get("model"),
             "graph": self.settings.get("graph"),
             "scenario": self.settings.get("scenario"),
             "agents": self.settings.get("agents"),
             "rounds": self.planned_rounds,
         }
+        if self.settings.get("group") is not None:  # as a sweep cell names it
+            cell["group"] = self.settings["group"]
+        return cell
 
     @property
     def cell_key(self) -> str:
@@ -127,7 +130,8 @@ class OpinionRun(StoredRun):
         shape = ",".join(
             f"{k}={v}" for k, v in graph.items() if k != "type" and not isinstance(v, list | dict)
         )
-        rest = " ".join(f"{k}={cell.get(k)}" for k in ("scenario", "agents", "rounds"))
+        keys = ("scenario", "agents", *(["group"] if "group" in cell else []), "rounds")
+        rest = " ".join(f"{k}={cell.get(k)}" for k in keys)
         return f"llm={cell.get('llm')} graph={graph.get('type')}({shape}) {rest}"
 
     @property

@@ -17,6 +17,7 @@ import yaml
 
 from simulator.domain.network.agents_table import read_agents
 from simulator.domain.network.graphs import build_graphs
+from simulator.domain.network.llm_sam_files import is_llm_sam_dir
 from simulator.domain.network.scenario import SCENARIOS_DIR, load_scenario
 from simulator.domain.network_experiment import (
     SYNTHETIC_TABLE,
@@ -59,6 +60,8 @@ def check_experiment_files(
             raise _in_file(exc, key, source, marks) from None
 
     for key, written, path in named:
+        if key == "scenario" and is_llm_sam_dir(path):
+            continue  # the reference's own prompt directory: read by load_scenario below
         if not path.is_file():
             problem = "is a folder" if path.is_dir() else "does not exist"
             raise _in_file(

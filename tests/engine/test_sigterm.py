@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_waits import stored, wait_until
 
 from simulator.cli.interrupts import Terminated, sigterm_ends_the_command
 from simulator.services import conversations as conv_service
@@ -42,29 +43,6 @@ def _cli(db: str, stub: StubLLMServer, *args: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def _in_flight_rows(db: str) -> list[dict]:
-    store = open_store_uri(db)
-    try:
-        return list(store.db.calls.find({"state": "in_flight"}))
-    finally:
-        store.close()
-
-
-def _wait_for_a_call_in_flight(db: str, proc: subprocess.Popen) -> dict:
-    """Poll the store until the run's ledger holds a row sent and not answered."""
-    deadline = time.monotonic() + 120
-    while True:
-        rows = _in_flight_rows(db)
-        if rows:
-            return rows[0]
-        if proc.poll() is not None:
-            pytest.fail(f"the command ended before a call was in flight: {proc.communicate()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("no call was in flight")
-        time.sleep(0.05)
 
 
 def _terminate(proc: subprocess.Popen) -> tuple[str, str]:
@@ -133,8 +111,8 @@ def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subproc
 def test_sigterm_stops_a_run_like_ctrl_c_and_resume_finishes_it(setup, command):
     db, exp_id, stub = setup
     proc = _started(db, exp_id, stub, command)
-    row = _wait_for_a_call_in_flight(db, proc)
-    run_id = row["conversation_id"]
+    in_flight = wait_until(proc, lambda: stored(db, "calls", {"state": "in_flight"}), "a call")
+    run_id = in_flight[0]["conversation_id"]
     _out, err = _terminate(proc)
 
     store = open_store_uri(db)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter
 
 import pytest
+from process_waits import stored, wait_until
 from sweep_processes import MESSAGES, check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
@@ -18,24 +18,6 @@ from simulator.store.store import open_store
 from simulator.testing.wire_server import free_port, wire_server
 
 DB_NAME = "server_lost"
-
-
-def _wait_for_messages(uri: str, count: int, proc) -> None:
-    """Poll the server until the sweep has stored `count` messages."""
-    deadline = time.monotonic() + 120
-    while True:
-        store = open_store(open_database(uri, DB_NAME))
-        try:
-            if store.db.messages.count_documents({}) >= count:
-                return
-        finally:
-            store.close()
-        if proc.poll() is not None:
-            pytest.fail(f"the sweep ended before the server went away: {proc.communicate()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("the sweep stored no messages")
-        time.sleep(0.05)
 
 
 @pytest.mark.slow
@@ -47,7 +29,9 @@ def test_a_lost_server_stops_the_sweep_resumably(tmp_path, stub, prison_path, mo
     with wire_server(folder, start_timeout_s=20, port=port) as uri:
         sweep_id = make_sweep(uri, prison_path, repetitions=4, db_name=DB_NAME)
         proc = cli(uri, stub, "sweep", "run", sweep_id, "--concurrency", "2", db_name=DB_NAME)
-        _wait_for_messages(uri, 3, proc)
+        wait_until(
+            proc, lambda: len(stored(uri, "messages", {}, DB_NAME)) >= 3, "three messages stored"
+        )
     # the server has stopped (SIGTERM, as a restart or a crash of its host would)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 75, err

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 
 import pytest
+from process_waits import stored, wait_until
 from sweep_processes import check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
@@ -18,31 +18,14 @@ from simulator.store.store import open_store
 SLOW_S = 120.0  # no reply comes before the signal: the stop must not wait for one
 
 
-def _wait_for_calls_in_flight(db: str, proc: subprocess.Popen, count: int) -> None:
-    """Poll the ledger until `count` requests are out and unanswered."""
-    deadline = time.monotonic() + 120
-    while True:
-        store = open_store(open_database(db, "llm_simulator"))
-        try:
-            if store.db.calls.count_documents({"state": "in_flight"}) >= count:
-                return
-        finally:
-            store.close()
-        if proc.poll() is not None:
-            pytest.fail(f"the sweep ended early: {proc.communicate()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("the sweep sent no requests")
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize("verb", ["run", "work"])
 def test_sigterm_stops_a_sweep_resumably(tmp_path, stub, prison_path, verb):
     db = str(tmp_path / "store")
     sweep_id = make_sweep(db, prison_path, repetitions=4)
     stub.latency_s = SLOW_S
     proc = cli(db, stub, "sweep", verb, sweep_id, "--concurrency", "2")
-    _wait_for_calls_in_flight(db, proc, 2)
+    in_flight = {"state": "in_flight"}
+    wait_until(proc, lambda: len(stored(db, "calls", in_flight)) >= 2, "two calls in flight")
     proc.send_signal(signal.SIGTERM)
     try:
         _, err = proc.communicate(timeout=SLOW_S / 2)

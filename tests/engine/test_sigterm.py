@@ -111,8 +111,8 @@ def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subproc
 def test_sigterm_stops_a_run_like_ctrl_c_and_resume_finishes_it(setup, command):
     db, exp_id, stub = setup
     proc = _started(db, exp_id, stub, command)
-    in_flight = wait_until(proc, lambda: stored(db, "calls", {"state": "in_flight"}), "a call")
-    run_id = in_flight[0]["conversation_id"]
+    row = wait_until(proc, lambda: stored(db, "calls", {"state": "in_flight"}), "a call")[0]
+    run_id = row["conversation_id"]
     _out, err = _terminate(proc)
 
     store = open_store_uri(db)

@@ -25,8 +25,7 @@ SYSTEM = (
     [
         # the demo's own day 2: a name line, an invented summary, another one
         (
-            "You are Prisoner_1.\nDay 2 summary: I did not sleep. Let me out.\n"
-            "Day 3 summary: more",
+            "You are Prisoner_1.\nDay 2 summary: I did not sleep. Let me out.\nDay 3 summary: more",
             "I did not sleep. Let me out.",
         ),
         ("Day 4: Open the door.\nDay 5: She says", "Open the door."),

@@ -1,4 +1,4 @@
-"""A run's memory streams as a person browses them (issue 13): each agent's records over time
+"""A run's memory streams as a person browses them: each agent's records over time
 with their importance, the evidence tree under each thought, and what each step's prompt was
 shown (the `retrieved` ids the engine stores on a world's rows).
 

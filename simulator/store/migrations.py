@@ -28,7 +28,7 @@ _OUR_IDS: dict[str, Callable[[Any], bool]] = {
 def _m001_initial(db: Any) -> None:
     """Version 1: the first schema; documents written before it carried no schema_version.
 
-    Narrowed after the fact (issue 9): it stamps only documents whose id this tool could have
+    Narrowed after the fact: it stamps only documents whose id this tool could have
     written, never another tool's sharing the collection. Stores already at version 1 or later
     never run it again; 003 undoes what the broad version did to the reference tool's documents.
     """

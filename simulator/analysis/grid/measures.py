@@ -38,7 +38,7 @@ SUMMARY: dict[str, str] = {
     "mean_memory_diversity": "the same for memories",
     "final_memory_diversity": "memory diversity at the last stored step",
     "steps_stored": "steps with stored rows",
-    # a run with a `probe` (the party, issue 13): interviews checked against memory
+    # a run with a `probe` (the party): interviews checked against memory
     "news_known_share": "share of agents who said they knew the news and whose memory names it",
     "news_said_yes": "agents who said yes to the news question",
     "news_unbacked_yes": "yes answers to the news question with no memory naming it",

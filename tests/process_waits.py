@@ -1,18 +1,26 @@
-"""Waiting on a CLI process by what it stores, never by the clock: the kill, SIGTERM and
-outage tests poll the store until the moment they need (a call in flight, a message stored)
-and fail at once, with the process's output, if it ended before that moment."""
+"""The CLI in a process of its own, and waiting on it by what it stores, never by the clock:
+the kill, SIGTERM and outage tests start it against the loopback stub, poll the store until the
+moment they need (a call in flight, a message stored) and fail at once, with the process's
+output, if it ended before that moment."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.testing import StubLLMServer
+
+REPO = Path(__file__).resolve().parents[1]
 
 T = TypeVar("T")
 PATIENCE_S = 120.0  # a limit for a broken test, never a timing the test relies on
@@ -40,3 +48,45 @@ def stored(db: str, collection: str, query: dict, db_name: str | None = None) ->
         return list(store.db[collection].find(query))
     finally:
         store.close()
+
+
+def cli(
+    db: str,
+    stub: StubLLMServer,
+    *args: str,
+    db_name: str = "llm_simulator",
+    python: list[str] | None = None,
+) -> subprocess.Popen:
+    """`llm-sim ARGS` in its own process on the stub; `python` replaces `python main.py` (a
+    patched entry)."""
+    env = {
+        **os.environ,
+        "SIM_DB": db,
+        "SIM_DB_NAME": db_name,
+        "SIM_USER": "alice",
+        "OPENAI_BASE_URL": stub.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "PYTHONPATH": str(REPO),
+        "SIM_PROGRESS_EVERY": "1000",
+    }
+    return subprocess.Popen(
+        [*(python or [sys.executable, str(REPO / "main.py")]), *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def terminate(proc: subprocess.Popen, patience_s: float = PATIENCE_S) -> tuple[str, str]:
+    """SIGTERM, then the output; fails if the process waited for a reply instead of stopping,
+    or did not exit 143."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=patience_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("SIGTERM waited for the reply")
+    assert proc.returncode == 143, err
+    return out, err

@@ -4,14 +4,13 @@ at once, kill -9 leaves the call on record, and a takeover never reuses a ledger
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from process_waits import cli
 
 from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
@@ -23,20 +22,8 @@ SLOW_S = 120.0  # far longer than any wait below: the run must not wait for the 
 
 
 def _start_run(db: str, exp_id: str, stub: StubLLMServer) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "SIM_DB": db,
-        "SIM_USER": "alice",
-        "OPENAI_BASE_URL": stub.openai_base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "PYTHONPATH": str(REPO),
-    }
-    return subprocess.Popen(
-        [sys.executable, str(REPO / "main.py"), "run", exp_id, "--agents",
-         "guard=1,prisoner=1", "--messages", "4", "--llm", "openai:stub"],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    chat = ("--agents", "guard=1,prisoner=1", "--messages", "4", "--llm", "openai:stub")
+    return cli(db, stub, "run", exp_id, *chat)
 
 
 def _wait_for_chat(stub: StubLLMServer, proc: subprocess.Popen, count: int = 1) -> None:

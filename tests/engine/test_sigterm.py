@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from process_waits import stored, wait_until
+from process_waits import cli, stored, terminate, wait_until
 
 from simulator.cli.interrupts import Terminated, sigterm_ends_the_command
 from simulator.services import conversations as conv_service
@@ -24,36 +24,6 @@ REPO = Path(__file__).resolve().parents[2]
 SLOW_S = 120.0  # far longer than any wait below: the stop must not wait for the reply
 MESSAGES = 4
 GRID = REPO / "prompts" / "experiments" / "takata_grid.yaml"
-
-
-def _cli(db: str, stub: StubLLMServer, *args: str) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "SIM_DB": db,
-        "SIM_USER": "alice",
-        "OPENAI_BASE_URL": stub.openai_base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "PYTHONPATH": str(REPO),
-    }
-    return subprocess.Popen(
-        [sys.executable, str(REPO / "main.py"), *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _terminate(proc: subprocess.Popen) -> tuple[str, str]:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        out, err = proc.communicate(timeout=SLOW_S / 2)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("SIGTERM waited for the reply")
-    assert proc.returncode == 143, err
-    return out, err
 
 
 @pytest.fixture
@@ -80,7 +50,7 @@ def _parent(db: str, exp_id: str) -> str:
 
 
 def _finish(db: str, stub: StubLLMServer, conversation_id: str) -> None:
-    proc = _cli(db, stub, "conversation", "resume", conversation_id)
+    proc = cli(db, stub, "conversation", "resume", conversation_id)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
 
@@ -88,23 +58,23 @@ def _finish(db: str, stub: StubLLMServer, conversation_id: str) -> None:
 def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subprocess.Popen:
     stub.latency_s = SLOW_S
     if command == "run":
-        return _cli(db, stub, "run", exp_id, "--agents", "guard=1,prisoner=1", "--messages",
+        return cli(db, stub, "run", exp_id, "--agents", "guard=1,prisoner=1", "--messages",
                     str(MESSAGES), "--llm", "openai:stub")  # fmt: skip
     if command == "grid":
         store = open_store_uri(db)
         grid_id = exp_service.import_yaml(store, GRID, "alice").id
         store.close()
-        return _cli(db, stub, "run", grid_id, "--agents", "3", "--steps", "2", "--llm",
+        return cli(db, stub, "run", grid_id, "--agents", "3", "--steps", "2", "--llm",
                     "openai:stub")  # fmt: skip
     parent = _parent(db, exp_id)
     if command == "resume":  # stored, never started: `conversation resume` runs it
-        return _cli(db, stub, "conversation", "resume", parent)
+        return cli(db, stub, "conversation", "resume", parent)
     stub.latency_s = 0.0
     _finish(db, stub, parent)
     stub.latency_s = SLOW_S
     if command == "fork":
-        return _cli(db, stub, "conversation", "fork", parent, "--at", "1:2")
-    return _cli(db, stub, "conversation", "replay", parent)
+        return cli(db, stub, "conversation", "fork", parent, "--at", "1:2")
+    return cli(db, stub, "conversation", "replay", parent)
 
 
 @pytest.mark.parametrize("command", ["run", "grid", "resume", "fork", "replay"])
@@ -113,7 +83,7 @@ def test_sigterm_stops_a_run_like_ctrl_c_and_resume_finishes_it(setup, command):
     proc = _started(db, exp_id, stub, command)
     row = wait_until(proc, lambda: stored(db, "calls", {"state": "in_flight"}), "a call")[0]
     run_id = row["conversation_id"]
-    _out, err = _terminate(proc)
+    _out, err = terminate(proc, SLOW_S / 2)
 
     store = open_store_uri(db)
     try:

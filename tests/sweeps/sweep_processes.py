@@ -4,46 +4,18 @@ the check that a resumed sweep finished exactly (every transcript whole, nothing
 from __future__ import annotations
 
 import itertools
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from process_waits import cli as cli
 
 from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
-from simulator.testing import StubLLMServer
 
 REPO = Path(__file__).resolve().parents[2]
 MESSAGES, DAYS = 8, 2
-
-
-def cli(
-    db: str,
-    stub: StubLLMServer,
-    *args: str,
-    db_name: str = "llm_simulator",
-    python: list[str] | None = None,
-) -> subprocess.Popen:
-    """The CLI in its own process; `python` replaces `python main.py` (a patched entry)."""
-    env = {
-        **os.environ,
-        "SIM_DB": db,
-        "SIM_DB_NAME": db_name,
-        "SIM_USER": "alice",
-        "OPENAI_BASE_URL": stub.openai_base_url,
-        "PYTHONPATH": str(REPO),
-        "SIM_PROGRESS_EVERY": "1000",
-    }
-    return subprocess.Popen(
-        [*(python or [sys.executable, str(REPO / "main.py")]), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def make_sweep(db: str, prison_path: Path, repetitions: int, db_name: str = "llm_simulator") -> str:

@@ -5,11 +5,9 @@ flight cancelled in the ledger, exit status 143; `sweep resume` then finishes it
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 
 import pytest
-from process_waits import stored, wait_until
+from process_waits import stored, terminate, wait_until
 from sweep_processes import check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
@@ -26,13 +24,7 @@ def test_sigterm_stops_a_sweep_resumably(tmp_path, stub, prison_path, verb):
     proc = cli(db, stub, "sweep", verb, sweep_id, "--concurrency", "2")
     in_flight = {"state": "in_flight"}
     wait_until(proc, lambda: len(stored(db, "calls", in_flight)) >= 2, "two calls in flight")
-    proc.send_signal(signal.SIGTERM)
-    try:
-        _, err = proc.communicate(timeout=SLOW_S / 2)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("SIGTERM waited for the replies")
-    assert proc.returncode == 143, err
+    _, err = terminate(proc, SLOW_S / 2)
     assert "Traceback" not in err
     stopped = [line for line in err.splitlines() if line.startswith("Stopped")]
     assert stopped == [

@@ -20,6 +20,7 @@ from pydantic import (
     ValidationInfo,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
 from simulator.domain.memory.embedder_strings import DEFAULT_EMBEDDER, parse_embedder
@@ -27,9 +28,16 @@ from simulator.domain.memory.reflection import PAPER_REFLECTION, REFERENCE_REFLE
 from simulator.domain.memory.retrieval import PRESETS, RetrievalSettings
 
 MemoryKind = Literal["summary", "stream", "none"]
+ReactRule = Literal["every_step", "importance_at_least"]
 DEFAULT_MINUTES_PER_STEP = 10
 DAY_START_HOUR = 8  # simulated minute 0 is 08:00 of day 1; plans run from here to PLAN_END
 PLAN_END_HOUR = 22
+# planning keys a spec stores only when set; a stored spec without them ran with two plan
+# levels and asked for a reaction only at importance 7 (LEGACY_*), so it resumes that way
+PLANNING_KEYS = ("plan_levels", "react", "react_importance", "talk", "talk_turns")
+LEGACY_PLAN_LEVELS, LEGACY_REACT_IMPORTANCE = 2, 7
+# the reference code's agent_chat_v2 (converse.py): at most 8 rounds of two lines each
+CODE_TALK_TURNS = 16
 REFLECTION_THRESHOLDS = {
     "paper": PAPER_REFLECTION.threshold,
     "reference": REFERENCE_REFLECTION.threshold,
@@ -60,6 +68,13 @@ class MemorySettings(BaseModel):
     # the chat's only: with a stream, whether later days still open with the day summaries
     # (true: the stream beside them, the default; false: the stream instead of them)
     day_summaries: bool | None = None
+    # planning and reacting (Park et al. 4.3); unset, a spec resolved before these keys existed
+    # runs as it did (see PLANNING_KEYS), and a new run's spec stores each value resolved
+    plan_levels: Literal[2, 3] | None = None  # 3: hour blocks decomposed into 5-15-minute actions
+    react: ReactRule | None = None  # every_step: a focal perception each step, as the code
+    react_importance: int | None = Field(default=None, ge=1, le=10)  # importance_at_least's
+    talk: bool | None = None  # a reaction may start a conversation with the one perceived
+    talk_turns: int | None = Field(default=None, ge=1, le=100)  # most lines of a conversation
 
     @field_validator("embedder")
     @classmethod
@@ -76,6 +91,9 @@ class MemorySettings(BaseModel):
         data = handler(self)
         if self.day_summaries is None:
             data.pop("day_summaries", None)
+        for key in PLANNING_KEYS:  # likewise: unset, left out
+            if getattr(self, key) is None:
+                data.pop(key, None)
         return data
 
     @property
@@ -94,6 +112,12 @@ class MemorySettings(BaseModel):
                 "memory.planning: this world has no simulated hours to plan, so daily plans "
                 "are made only in grid worlds; leave planning out or set it to false"
             )
+        asked = [k for k in PLANNING_KEYS if getattr(self, k) is not None]
+        if not world_plans and asked:
+            raise ValueError(
+                f"memory.planning: this world has no simulated hours to plan, so memory.{asked[0]} "
+                "(plans, reactions and talks) applies only in grid worlds; leave it out"
+            )
         preset = self.retrieval or "paper"
         defaults = {
             "retrieval": preset,
@@ -106,9 +130,55 @@ class MemorySettings(BaseModel):
         }
         if self.reflection is False:  # no reflection: its threshold decides nothing
             del defaults["reflection_threshold"]
+        if self.planning is not False and world_plans:
+            defaults.update(self._planning_defaults())
         filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
         notes = [f"memory.{k}: {_yaml(v)} (not given)" for k, v in filled.items()]
         return self.model_copy(update=filled), notes
+
+    def _planning_defaults(self) -> dict[str, object]:
+        """The paper's and the code's planning values for the keys left unset: three levels,
+        a reaction asked each step, talk on with the code's most lines; our importance rule's
+        threshold only where that rule is chosen, the most lines only where talk is on."""
+        defaults: dict[str, object] = {"plan_levels": 3, "react": "every_step", "talk": True}
+        if (self.react or "every_step") == "importance_at_least":
+            defaults["react_importance"] = LEGACY_REACT_IMPORTANCE
+        if self.talk is not False:
+            defaults["talk_turns"] = CODE_TALK_TURNS
+        return defaults
+
+    @model_validator(mode="after")
+    def _planning_keys_agree(self) -> MemorySettings:
+        """Refuse planning keys that would decide nothing, naming the one to change."""
+        asked = [k for k in PLANNING_KEYS if getattr(self, k) is not None]
+        if self.planning is False and asked:
+            raise ValueError(
+                f"memory.{asked[0]} shapes plans and reactions, and memory.planning is false; "
+                f"leave memory.{asked[0]} out or set planning to true"
+            )
+        if self.react_importance is not None and self.react != "importance_at_least":
+            raise ValueError(
+                "memory.react_importance is the threshold of react: importance_at_least; add "
+                "react: importance_at_least or leave react_importance out"
+            )
+        if self.talk_turns is not None and self.talk is False:
+            raise ValueError(
+                "memory.talk_turns bounds conversations and memory.talk is false; leave "
+                "talk_turns out or set talk to true"
+            )
+        return self
+
+    def plan_rules(self) -> tuple[int, str, int | None, bool, int]:
+        """(plan levels, react rule, its importance threshold, talk, most lines) a run plans
+        by; a spec stored before these keys existed gets what it ran with then."""
+        legacy = self.plan_levels is None and self.react is None and self.talk is None
+        levels = self.plan_levels or LEGACY_PLAN_LEVELS
+        react = self.react or ("importance_at_least" if legacy else "every_step")
+        threshold = self.react_importance or (
+            LEGACY_REACT_IMPORTANCE if react == "importance_at_least" else None
+        )
+        talk = bool(self.talk)
+        return levels, react, threshold, talk, self.talk_turns or CODE_TALK_TURNS
 
     def describe(self) -> str:
         """One header line for a resolved block: what the agents remember and how."""
@@ -119,7 +189,9 @@ class MemorySettings(BaseModel):
         return (
             f"stream: retrieval {self.retrieval} (top {self.top_k}), reflection "
             + (f"at importance {self.reflection_threshold}" if self.reflection else "off")
-            + f", planning {'on' if self.planning else 'off'}, embedder {self.embedder}, "
+            + f", planning {'on' if self.planning else 'off'}"
+            + (self._describe_planning() if self.planning else "")
+            + f", embedder {self.embedder}, "
             + f"{self.minutes_per_step} simulated minutes a step"
             + (
                 ""
@@ -128,6 +200,18 @@ class MemorySettings(BaseModel):
                 if self.day_summaries
                 else ", instead of the day summaries"
             )
+        )
+
+    def _describe_planning(self) -> str:
+        levels, react, threshold, talk, turns = self.plan_rules()
+        return (
+            f" ({'day, hours and 5-15-minute actions' if levels == 3 else 'day and hours'}; "
+            + (
+                "a reaction asked each step"
+                if react == "every_step"
+                else f"a reaction asked at importance {threshold}"
+            )
+            + (f"; talk up to {turns} lines)" if talk else "; no talk)")
         )
 
     def clock(self, minute: int) -> tuple[int, int]:

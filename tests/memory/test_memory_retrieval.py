@@ -10,11 +10,14 @@ import pytest
 from pydantic import ValidationError
 
 from simulator.domain.memory.retrieval import (
+    EVENT_GROUP,
     PAPER,
     PRESETS,
     REFERENCE,
+    THOUGHT_GROUP,
     RetrievalSettings,
     min_max,
+    rank_order,
     recency_by_hours,
     recency_by_rank,
     relevance,
@@ -53,11 +56,12 @@ def test_presets_are_the_papers_and_the_reference_codes():
     assert (PAPER.decay, PAPER.recency) == (0.995, "hours")
     assert (REFERENCE.recency_weight, REFERENCE.importance_weight) == (0.5, 2.0)
     assert (REFERENCE.relevance_weight, REFERENCE.top_k) == (3.0, 30)
-    assert (REFERENCE.decay, REFERENCE.recency, REFERENCE.rank_oldest_first) == (
+    assert (REFERENCE.decay, REFERENCE.recency, REFERENCE.rank_order) == (
         0.995,
         "rank",
-        False,
+        "oldest_first",
     )
+    assert (PAPER.candidates, REFERENCE.candidates) == ("all", "events_and_thoughts")
     assert dict(PRESETS) == {"paper": PAPER, "reference": REFERENCE}
 
 
@@ -120,21 +124,22 @@ def test_fixed_set_top_k_under_the_papers_weighting():
 
 
 def test_fixed_set_top_k_under_the_reference_weighting():
-    # ranks by last access, most recent first: record 3 (600) 1, 2 (540) 2, 4 (300) 3,
-    # 1 (60) 4, 0 (0) 5; recency 0.995 ** rank scaled 0, .248, .748, 1, .498 for records 0..4.
-    # Totals (0.5 rec + 2 imp + 3 rel): 3.25, 2.124, 3.495, 0.5, 3.870.
-    ranks = [5, 4, 2, 1, 3]
+    # ranks by last access as new_retrieve counts them, the oldest first: record 0 (0) 1,
+    # 1 (60) 2, 4 (300) 3, 2 (540) 4, 3 (600) 5; recency 0.995 ** rank scaled 1, .748, .248,
+    # 0, .497 for records 0..4. Totals (0.5 rec + 3 rel + 2 imp): 3.75, 2.374, 3.245, 0, 3.870.
+    ranks = [1, 2, 4, 5, 3]
     expected = _by_hand([0.995**r for r in ranks], (0.5, 2, 3))
-    assert expected == [4, 2, 0, 1, 3]
+    assert expected == [4, 0, 2, 1, 3]
     scores = _scored(REFERENCE)
-    assert scores.total == pytest.approx([3.25, 2.1241, 3.4954, 0.5, 3.8701], abs=1e-4)
-    assert top_k(scores.total, 3).tolist() == [4, 2, 0]
-    assert top_k(scores.total, 30).tolist() == expected  # k beyond the set: everything
+    assert scores.total == pytest.approx([3.75, 2.3741, 3.2454, 0.0, 3.8701], abs=1e-4)
+    assert scores.order.tolist() == [0, 1, 4, 2, 3]
+    assert top_k(scores.total, 3, scores.order).tolist() == [4, 0, 2]
+    assert top_k(scores.total, 30, scores.order).tolist() == expected  # k beyond: everything
 
 
-def test_rank_oldest_first_reproduces_the_reference_code_as_written():
+def test_rank_oldest_first_is_the_reference_codes_order_newest_first_the_papers_meaning():
     # new_retrieve sorts by last access ascending and gives decay ** 1 to the first: record 0
-    rank = recency_by_rank(np.array(LAST_ACCESSED), 0.995, oldest_first=True)
+    rank = recency_by_rank(np.array(LAST_ACCESSED), 0.995, "oldest_first")
     assert rank == pytest.approx([0.995**1, 0.995**2, 0.995**4, 0.995**5, 0.995**3])
     newest = recency_by_rank(np.array(LAST_ACCESSED), 0.995)
     assert newest == pytest.approx([0.995**5, 0.995**4, 0.995**2, 0.995**1, 0.995**3])
@@ -142,6 +147,21 @@ def test_rank_oldest_first_reproduces_the_reference_code_as_written():
 
 def test_rank_ties_make_the_later_record_the_more_recent():
     assert recency_by_rank(np.array([5, 5, 5]), 0.5).tolist() == [0.125, 0.25, 0.5]
+
+
+def test_oldest_first_ties_keep_the_codes_list_order_events_then_thoughts_newest_first():
+    # seq_event + seq_thought, each newest first, then a stable sort by last access:
+    # records 0, 2 are events, 1, 3 thoughts, all accessed at 5; record 4 accessed earlier
+    group = np.array([EVENT_GROUP, THOUGHT_GROUP, EVENT_GROUP, THOUGHT_GROUP, EVENT_GROUP])
+    order = rank_order(np.array([5, 5, 5, 5, 1]), "oldest_first", group)
+    assert order.tolist() == [4, 2, 0, 3, 1]
+    values = recency_by_rank(np.array([5, 5, 5, 5, 1]), 0.5, "oldest_first", group)
+    assert values.tolist() == [0.125, 0.03125, 0.25, 0.0625, 0.5]
+
+
+def test_equal_totals_keep_the_given_order():
+    total = np.array([1.0, 2.0, 1.0, 2.0])
+    assert top_k(total, 4, np.array([3, 2, 1, 0])).tolist() == [3, 1, 2, 0]
 
 
 def test_top_k_keeps_stream_order_among_equal_scores():

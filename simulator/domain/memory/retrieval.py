@@ -2,15 +2,27 @@
 over the candidates (all equal: 0.5), weighted and summed; the k highest win.
 
 Two settings are shipped. PAPER (Park et al. 2023, section 4.1): weights 1, 1, 1; recency
-0.995 ** (simulated hours since last access). REFERENCE (joonspk-research/generative_agents,
-reverie/backend_server/persona/cognitive_modules/retrieve.py, `new_retrieve`): weights 0.5
-recency, 2 importance, 3 relevance (its `gw = [0.5, 3, 2]` multiplies recency, relevance,
-importance in that order; the persona's own weights are all 1), the top 30, and recency by
-rank: the records ordered by last access, the r-th getting decay ** r, with decay 0.995 (the
-25-agent base's scratch.json; the class default is 0.99). As coded there the ranks run from the
-least recently accessed (`sorted(..., key=last_accessed)` ascending, `decay ** i` for i = 1..n),
-which gives the oldest record the most recency; we rank from the most recent, as the paper
-means, and `rank_oldest_first=True` reproduces the code as written.
+0.995 ** (simulated hours since last access); every record a candidate. REFERENCE
+(joonspk-research/generative_agents, reverie/backend_server/persona/cognitive_modules/
+retrieve.py, `new_retrieve`) is that code's ranking, step for step:
+- candidates: `seq_event + seq_thought`, leaving out chats and every record whose text holds
+  "idle" (its `"idle" not in i.embedding_key`); our plans are thoughts there (plan.py stores
+  them with `add_thought`). Both lists are newest first (associative_memory.py inserts each
+  node at the front), events before thoughts;
+- that list stably sorted by last access, oldest first, and the r-th given decay ** r
+  (`extract_recency`), so the least recently accessed gets the most recency: ties in last
+  access keep the list's order (events newest first, then thoughts newest first);
+- decay 0.995 (the 25-agent base's scratch.json; scratch.py's default is 0.99);
+- weights 0.5 recency, 3 relevance, 2 importance (`gw = [0.5, 3, 2]`; the persona's own
+  `recency_w`, `relevance_w`, `importance_w` are 1), summed in that order;
+- a stable sort, highest first (`top_highest_x_values`): equal totals keep the sorted
+  candidates' order; the top 30.
+Each step is a setting of its own (`recency`, `rank_order`, `candidates`, the weights, `decay`,
+`top_k`), so a run can take the code's ranking with one part changed. `rank_order`
+newest_first ranks from the most recent access instead, as the paper means recency.
+
+Relevance is computed on float32 unit vectors (the code: float64 cosine), so two totals
+within about 1e-6 of each other may order differently; nothing else differs.
 
 Everything is numpy over the whole stream at once: 10,000 records score in
 1-2 ms (bench/memory_retrieval.py), so no candidate pre-filter is needed.
@@ -28,11 +40,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from simulator.domain.memory.records import MINUTES_PER_HOUR
 
 RecencyMode = Literal["hours", "rank"]
+RankOrder = Literal["oldest_first", "newest_first"]
+Candidates = Literal["all", "events_and_thoughts"]
+# each record's place in the reference code's candidate list: its events, then its thoughts
+# (ours: thoughts and plans), then chats (which that code leaves out)
+EVENT_GROUP, THOUGHT_GROUP, CHAT_GROUP = 0, 1, 2
+GROUPS = {"observation": EVENT_GROUP, "thought": THOUGHT_GROUP, "plan": THOUGHT_GROUP}
+IDLE_WORD = "idle"  # new_retrieve leaves out every node whose text contains it
+
+
+def group_of(memory_type: str) -> int:
+    """A record type's place in the reference code's candidate list (chats last)."""
+    return GROUPS.get(memory_type, CHAT_GROUP)
 
 
 class RetrievalSettings(BaseModel):
-    """Weights, decay and k; `recency` says what decays: simulated hours since last access
-    (the paper) or rank by last access (the reference code)."""
+    """Weights, decay, k and the candidates; `recency` says what decays: simulated hours since
+    last access (the paper) or rank by last access (the reference code), counted from the
+    least recently accessed (`oldest_first`, as that code does) or the most recent."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -42,14 +67,21 @@ class RetrievalSettings(BaseModel):
     decay: float = Field(default=0.995, gt=0, le=1)
     recency: RecencyMode = "hours"
     top_k: int = Field(default=10, ge=1)
-    rank_oldest_first: bool = False  # True: the reference code's rank order, as written
+    rank_order: RankOrder = "newest_first"
+    candidates: Candidates = "all"
 
 
 # The paper fixes no k ("the top-ranked memories that fit within the context window"); 10
 # keeps a small local model's prompt short. The reference code takes 30.
 PAPER = RetrievalSettings()
 REFERENCE = RetrievalSettings(
-    recency_weight=0.5, importance_weight=2.0, relevance_weight=3.0, recency="rank", top_k=30
+    recency_weight=0.5,
+    importance_weight=2.0,
+    relevance_weight=3.0,
+    recency="rank",
+    top_k=30,
+    rank_order="oldest_first",
+    candidates="events_and_thoughts",
 )
 PRESETS: MappingProxyType[str, RetrievalSettings] = MappingProxyType(
     {"paper": PAPER, "reference": REFERENCE}
@@ -58,12 +90,16 @@ PRESETS: MappingProxyType[str, RetrievalSettings] = MappingProxyType(
 
 @dataclass(frozen=True)
 class Scores:
-    """Each term scaled to [0, 1] over the candidates, and the weighted sum."""
+    """Each term scaled to [0, 1] over the candidates, and the weighted sum. `order` is the
+    candidates' positions in the order equal totals keep (None: their own order); `index`
+    the candidates' places in the stream (None: every record, in stream order)."""
 
     recency: np.ndarray
     importance: np.ndarray
     relevance: np.ndarray
     total: np.ndarray
+    order: np.ndarray | None = None
+    index: np.ndarray | None = None
 
 
 def min_max(values: np.ndarray) -> np.ndarray:
@@ -83,18 +119,38 @@ def recency_by_hours(last_accessed: np.ndarray, now: int, decay: float) -> np.nd
     return np.power(decay, minutes / MINUTES_PER_HOUR)
 
 
-def recency_by_rank(
-    last_accessed: np.ndarray, decay: float, oldest_first: bool = False
+def rank_order(
+    last_accessed: np.ndarray, order: RankOrder = "newest_first", group: np.ndarray | None = None
 ) -> np.ndarray:
-    """decay ** rank, rank 1 the most recently accessed (ties: the later record is the more
-    recent). `oldest_first` ranks from the least recently accessed, as the reference code does."""
+    """The candidates' positions, rank 1 first. `newest_first`: the most recently accessed
+    first, ties the later record first. `oldest_first`, as new_retrieve ranks: the least
+    recently accessed first, ties in the code's list order (`group` ascending: events, then
+    thoughts, then chats; within a group the later record first)."""
     last = np.asarray(last_accessed, dtype=np.int64)
     position = np.arange(last.size)
-    keys = (position, last) if oldest_first else (-position, -last)
-    order = np.lexsort(keys)  # the last key sorts first
-    rank = np.empty(last.size, dtype=np.float64)
-    rank[order] = np.arange(1, last.size + 1)
-    return np.power(decay, rank)
+    if order == "newest_first":
+        return np.lexsort((-position, -last))  # the last key sorts first
+    groups = np.zeros(last.size, dtype=np.int64) if group is None else np.asarray(group)
+    return np.lexsort((-position, groups, last))
+
+
+def powers(decay: float, n: int) -> np.ndarray:
+    """decay ** 1 .. decay ** n, each as Python's float power gives it (the code's own
+    `decay ** i`), so equal inputs give bit-equal scores."""
+    return np.fromiter((decay**i for i in range(1, n + 1)), dtype=np.float64, count=n)
+
+
+def recency_by_rank(
+    last_accessed: np.ndarray,
+    decay: float,
+    order: RankOrder = "newest_first",
+    group: np.ndarray | None = None,
+) -> np.ndarray:
+    """decay ** rank, ranks as `rank_order` gives them."""
+    ranked = rank_order(last_accessed, order, group)
+    values = np.empty(ranked.size, dtype=np.float64)
+    values[ranked] = powers(decay, ranked.size)
+    return values
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -121,34 +177,52 @@ def score(
     query: np.ndarray,
     now: int,
     settings: RetrievalSettings = PAPER,
+    group: np.ndarray | None = None,
 ) -> Scores:
     """The three scaled terms and their weighted sum for every candidate (row i of each input
-    is candidate i; rows of `unit_embeddings` have length 1, see `unit_rows`)."""
+    is candidate i, in stream order; rows of `unit_embeddings` have length 1, see
+    `unit_rows`; `group` as `rank_order` takes it). The sum runs recency, relevance,
+    importance, as new_retrieve adds them, so its totals are bit-equal to the code's."""
+    order = None
     if settings.recency == "hours":
         raw_recency = recency_by_hours(last_accessed, now, settings.decay)
     else:
-        raw_recency = recency_by_rank(last_accessed, settings.decay, settings.rank_oldest_first)
+        order = rank_order(last_accessed, settings.rank_order, group)
+        raw_recency = np.empty(order.size, dtype=np.float64)
+        raw_recency[order] = powers(settings.decay, order.size)
     rec = min_max(raw_recency)
     imp = min_max(np.asarray(importance, dtype=np.float64))
     rel = min_max(relevance(unit_embeddings, query))
     total = (
         settings.recency_weight * rec
-        + settings.importance_weight * imp
         + settings.relevance_weight * rel
+        + settings.importance_weight * imp
     )
-    return Scores(rec, imp, rel, total)
+    return Scores(rec, imp, rel, total, order)
 
 
-def top_k(total: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k highest scores, highest first; equal scores keep stream order (the
-    earlier record first), so the choice never depends on the sort algorithm."""
+def top_k(total: np.ndarray, k: int, order: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the k highest scores, highest first. Equal scores keep their place in
+    `order` (the candidates' positions, as `Scores.order`; None: the earlier record first),
+    as a stable sort does, so the choice never depends on the sort algorithm."""
     n = total.size
     if k <= 0 or n == 0:
         return np.zeros(0, dtype=np.int64)
+    place = np.arange(n)
+    if order is not None:
+        place[order] = np.arange(n)
     if k < n:
         kth = np.partition(total, n - k)[n - k]  # the k-th highest value
         candidates = np.flatnonzero(total >= kth)
     else:
         candidates = np.arange(n)
-    order = np.argsort(-total[candidates], kind="stable")
-    return candidates[order][:k]
+    ranked = np.lexsort((place[candidates], -total[candidates]))
+    return candidates[ranked][:k]
+
+
+def candidate_mask(group: np.ndarray, idle: np.ndarray, candidates: Candidates) -> np.ndarray:
+    """Which records retrieval scores: all, or the reference code's events and thoughts
+    (no chats, nothing whose text holds "idle")."""
+    if candidates == "all":
+        return np.ones(np.asarray(group).size, dtype=bool)
+    return (np.asarray(group) != CHAT_GROUP) & ~np.asarray(idle, dtype=bool)

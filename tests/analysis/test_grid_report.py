@@ -111,7 +111,8 @@ def test_grid_report_context(built):
         "moves",
         "clusters",
         "unique_hashtags",
-        "message_diversity",
+        "message_msd",
+        "hallucinations",
         "hashtag-timeline",
         "projection",
     ]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simulator.analysis.grid.clusters import cluster_measures
+from simulator.analysis.grid.hallucinations import hallucination_measures
 from simulator.analysis.grid.hashtags import hashtag_measures
 from simulator.analysis.grid.moves import move_measures, pooled_histogram
 from simulator.analysis.grid.party import party_measures
@@ -23,9 +24,10 @@ from simulator.errors import UserError
 
 PACKAGED = "packaged"  # `embed=PACKAGED`: the packaged sentence model, when installed
 SUMMARY: dict[str, str] = {
-    **{f"share_{m}": f"share of moves that were {m}" for m in MOVES},
-    "fallbacks": "move replies naming no command (stored as stay)",
-    "stay_at_step_1": "agents that said stay at step 1",
+    **{f"share_{m}": f"share of move replies that chose {m}" for m in MOVES},
+    "share_fallback": "share of move replies naming no command (not counted as stay)",
+    "fallbacks": "move replies naming no command (the agent did not move; not a stay)",
+    "stay_at_step_1": "agents that chose stay at step 1 (fallbacks not included)",
     "mean_clusters": "mean DBSCAN cluster count over t = 0..T",
     "final_clusters": "clusters after the last stored step",
     "final_clustered_share": "share of agents in a cluster after the last step",
@@ -33,10 +35,19 @@ SUMMARY: dict[str, str] = {
     "unique_hashtags": "distinct hashtags in the run's messages",
     "longest_hashtag_lifespan": "longest run of consecutive steps one hashtag appeared",
     "widest_hashtag_spread": "most agents that used one hashtag",
-    "mean_message_diversity": "mean over steps of messages' mean squared distance from centroid",
-    "final_message_diversity": "message diversity at the last stored step",
-    "mean_memory_diversity": "the same for memories",
-    "final_memory_diversity": "memory diversity at the last stored step",
+    "mean_message_msd": "mean over steps of messages' mean squared displacement from step 1",
+    "final_message_msd": "messages' mean squared displacement at the last stored step",
+    "mean_memory_msd": "the same for memories",
+    "final_memory_msd": "memories' mean squared displacement at the last stored step",
+    "mean_message_dispersion": "mean over steps of messages' mean squared distance from centroid",
+    "final_message_dispersion": "message dispersion at the last stored step",
+    "mean_memory_dispersion": "the same for memories",
+    "final_memory_dispersion": "memory dispersion at the last stored step",
+    "hallucinated_messages": "messages naming an object the world lacks (hallucination_words)",
+    "hallucination_share": "hallucinated messages / all messages",
+    "hallucinations_in_clusters_share": "hallucinated messages sent from inside a cluster / all",
+    "hallucination_words_found": "distinct listed words the messages named",
+    "hallucinations_shared_in_clusters": "words two agents of one cluster named in one step",
     "steps_stored": "steps with stored rows",
     # a run with a `probe` (the party): interviews checked against memory
     "news_known_share": "share of agents who said they knew the news and whose memory names it",
@@ -51,8 +62,12 @@ SERIES = (
     "clusters",
     "stay",
     "unique_hashtags",
-    "message_diversity",
-    "memory_diversity",
+    "message_msd",
+    "memory_msd",
+    "message_dispersion",
+    "memory_dispersion",
+    "hallucinations",  # messages naming a listed word, per step
+    "hallucinations_in_clusters",  # those sent from inside a cluster
     "news_remembered",  # a probed run's: agents whose memory names the news, t = 0..T
     "news_heard",  # agents who heard (or said) a message naming it, t = 0..T
 )
@@ -81,6 +96,7 @@ def analyse_run(run: GridRun, embed: Embedder | None, store: Any = None) -> dict
         "moves": move_measures(run),
         "clusters": clusters,
         "hashtags": hashtag_measures(run),
+        "hallucinations": hallucination_measures(run, clusters),
         "text": text_measures(run, embed) if embed is not None and run.rows else None,
         "top_words": top_words(run),
     }
@@ -90,6 +106,7 @@ def summary_of(analysis: dict) -> dict:
     """The run's scalar figures (`SUMMARY`) with its identity, and its series over steps."""
     run: GridRun = analysis["run"]
     moves, clusters, tags = analysis["moves"], analysis["clusters"], analysis["hashtags"]
+    seen = analysis["hallucinations"]
     text = analysis["text"] or {}
     news = (analysis.get("party") or {}).get("news") or {}
     row: dict[str, Any] = {
@@ -100,6 +117,7 @@ def summary_of(analysis: dict) -> dict:
         "repetition": run.repetition,
         "status": run.status,
         **{f"share_{m}": moves["shares"][m] for m in MOVES},
+        "share_fallback": moves["shares"]["fallback"],
         "fallbacks": moves["fallbacks"],
         "stay_at_step_1": moves["stay_per_step"][0] if moves["stay_per_step"] else None,
         "mean_clusters": clusters["mean_count"],
@@ -109,7 +127,12 @@ def summary_of(analysis: dict) -> dict:
         "unique_hashtags": tags["unique"],
         "longest_hashtag_lifespan": tags["longest_lifespan"],
         "widest_hashtag_spread": tags["widest_spread"],
-        **{name: text.get(name) for name in SUMMARY if name.endswith("_diversity")},
+        **{name: text.get(name) for name in SUMMARY if name.endswith(("_msd", "_dispersion"))},
+        "hallucinated_messages": seen["hallucinated"],
+        "hallucination_share": seen["share"],
+        "hallucinations_in_clusters_share": seen["in_clusters_share"],
+        "hallucination_words_found": seen["words_found"],
+        "hallucinations_shared_in_clusters": seen["shared_in_clusters"],
         "steps_stored": run.last_step,
         **party_summary(analysis.get("party")),
     }
@@ -119,12 +142,19 @@ def summary_of(analysis: dict) -> dict:
         "clusters": clusters["count"],
         "stay": moves["stay_per_step"],
         "unique_hashtags": tags["unique_per_step"],
-        "message_diversity": text.get("message_diversity"),
-        "memory_diversity": text.get("memory_diversity"),
+        "message_msd": text.get("message_msd"),
+        "memory_msd": text.get("memory_msd"),
+        "message_dispersion": text.get("message_dispersion"),
+        "memory_dispersion": text.get("memory_dispersion"),
+        "hallucinations": seen["per_step"],
+        "hallucinations_in_clusters": seen["in_clusters_per_step"],
         "news_remembered": news.get("remembered_by_step"),
         "news_heard": news.get("heard_by_step"),
     }
     row["hashtags"] = [{k: v for k, v in t.items() if k != "steps"} for t in tags["tags"]]
+    row["hallucination_words"] = seen["words_list"]  # the list the run was measured with
+    row["hallucinations"] = [{k: v for k, v in w.items() if k != "steps"} for w in seen["words"]]
+    row["hallucinations_per_agent"] = seen["per_agent"]
     row["top_words"] = {name: [w for w, _ in top] for name, top in analysis["top_words"].items()}
     return row
 

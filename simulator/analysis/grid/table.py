@@ -13,9 +13,12 @@ from typing import Any
 
 from simulator.analysis.exports import write_batches
 from simulator.analysis.grid.clusters import cluster_measures
+from simulator.analysis.grid.hallucinations import named_in
 from simulator.analysis.grid.hashtags import hashtags_in
+from simulator.analysis.grid.moves import FALLBACK, bucket_of
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.tables import iso
+from simulator.domain.grid_measures import words_of_spec
 from simulator.errors import UserError
 
 GRID_TABLES = ("grid_runs", "grid_steps")
@@ -34,9 +37,11 @@ STEP_COLUMNS = (
     "y_after",
     "move",
     "move_fallback",
+    "move_choice",
     "move_reply",
     "message",
     "hashtags",
+    "hallucinations",
     "recipients",
     "n_recipients",
     "heard_from",
@@ -75,6 +80,20 @@ def run_row(run: GridRun) -> dict:
         "created_at": iso(run.doc.get("created_at")),
         "started_at": iso(run.doc.get("started_at")),
         "finished_at": iso(run.doc.get("finished_at")),
+        **move_and_hallucination_counts(run),
+    }
+
+
+def move_and_hallucination_counts(run: GridRun) -> dict:
+    """The run's stays the model chose, its fallbacks (apart), its messages naming a listed
+    word and the list they were read with (analysis/grid/hallucinations.py)."""
+    buckets = [bucket_of(row) for row in run.rows]
+    words = words_of_spec(run.spec)
+    return {
+        "stays": buckets.count("stay"),
+        "fallbacks": buckets.count(FALLBACK),
+        "hallucinated_messages": sum(bool(named_in(r.get("message"), words)) for r in run.rows),
+        "hallucination_words": ";".join(words),
     }
 
 
@@ -82,6 +101,7 @@ def step_rows(run: GridRun, clusters: dict | None = None) -> list[dict]:
     """One flat row per stored (step, agent), in step then agent order; `cluster_after` is the
     agent's DBSCAN cluster after the step's moves (-1: alone; see clusters.py)."""
     labels = (clusters or _clusters_if_possible(run) or {}).get("labels") or []
+    words = words_of_spec(run.spec)
     rows = []
     for row in run.rows:
         step, index = int(row["step"]), int(row["agent_index"])
@@ -106,9 +126,11 @@ def step_rows(run: GridRun, clusters: dict | None = None) -> list[dict]:
                 "y_after": after[1],
                 "move": row.get("move"),
                 "move_fallback": bool(row.get("move_fallback")),
+                "move_choice": bucket_of(row),  # "fallback": the reply named no command
                 "move_reply": row.get("move_reply"),
                 "message": row.get("message"),
                 "hashtags": " ".join(hashtags_in(row.get("message"))) or None,
+                "hallucinations": ";".join(named_in(row.get("message"), words)) or None,
                 "recipients": ";".join(recipients) or None,
                 "n_recipients": len(recipients),
                 "heard_from": ";".join(heard) or None,

@@ -23,7 +23,7 @@ from simulator.analysis.grid.measures import (
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.grid.text import Embedder
 from simulator.analysis.memory_browser import MemoryBrowse, browse_memories
-from simulator.analysis.report import grid_plots
+from simulator.analysis.report import grid_plots, grid_sweep_plots
 from simulator.analysis.report.builder import sweep_status
 from simulator.analysis.report.plots import Plot, require_matplotlib
 from simulator.analysis.scope import Scope
@@ -88,9 +88,11 @@ def build_grid_context(
         grid_plots.clusters_plot(cells),
         grid_plots.hashtags_per_step_plot(cells),
         grid_plots.diversity_plot(cells, text_note),
+        grid_plots.hallucinations_plot(cells),
     ]
     if any(a.get("party") for _, a in chosen):
         plots.insert(0, grid_plots.news_plot(cells))
+    plots += grid_sweep_plots.factor_plots(cells)  # each measure against R (or agents, steps)
     if first is not None:
         run, analysis = first
         projection = (analysis["text"] or {}).get("projection") or []
@@ -207,6 +209,7 @@ def run_details(run: GridRun, analysis: dict) -> dict:
                 "name": name,
                 "moves": moves["per_agent"].get(name, {}),
                 "fallbacks": moves["fallbacks_per_agent"].get(name, 0),
+                "hallucinations": analysis["hallucinations"]["per_agent"].get(name, 0),
                 "words": analysis["top_words"].get(name, []),
             }
             for name in run.names

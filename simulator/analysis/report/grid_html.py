@@ -149,11 +149,13 @@ def _agents_table(run: dict) -> str:
         words = ", ".join(f"{word} ({n})" for word, n in agent["words"])
         rows.append(
             f"<tr><td>{e(agent['name'])}</td>{counts}"
-            f'<td class="num">{e(agent["fallbacks"])}</td><td>{e(words) or "–"}</td></tr>'
+            f'<td class="num">{e(agent["fallbacks"])}</td>'
+            f'<td class="num">{e(agent.get("hallucinations", 0))}</td>'
+            f"<td>{e(words) or '–'}</td></tr>"
         )
     return (
-        f'<table class="agents-table"><tr><th>agent</th>{heads}<th>unreadable</th>'
-        f"<th>top words (messages)</th></tr>{''.join(rows)}</table>"
+        f'<table class="agents-table"><tr><th>agent</th>{heads}<th>fallback</th>'
+        f"<th>hallucinations</th><th>top words (messages)</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -182,9 +184,10 @@ def _repetition(value: object) -> str:
 def agents_section(ctx: GridReportContext) -> str:
     parts = [
         '<section id="agents"><h2>Agents</h2>',
-        "<p class=muted>Per replayed run: each agent's moves (unreadable: replies naming no "
-        "move, counted as stay), its most frequent words, and the run's hashtags (lifespan: "
-        "the longest run of consecutive steps in which it appeared).</p>",
+        "<p class=muted>Per replayed run: each agent's moves (fallback: replies naming no "
+        "move; the agent did not move, and they are not counted as stay), its messages naming "
+        "an object the world lacks (hallucinations), its most frequent words, and the run's "
+        "hashtags (lifespan: the longest run of consecutive steps in which it appeared).</p>",
     ]
     for n, run in enumerate(ctx.per_run):
         parts.append(

@@ -7,6 +7,7 @@ the first replayed, since pooling hashtags or projections across runs would mean
 
 from __future__ import annotations
 
+from simulator.analysis.grid.moves import BUCKETS
 from simulator.analysis.report.plots import (
     ROLE_PALETTE,
     Plot,
@@ -14,7 +15,6 @@ from simulator.analysis.report.plots import (
     short_label,
     svg_uri,
 )
-from simulator.domain.grid import MOVES
 
 MAX_SERIES = 10  # cells drawn in one figure; more would be unreadable
 TIMELINE_TAGS = 15
@@ -36,8 +36,14 @@ def _drawn(cells: list[dict]) -> tuple[list[dict], str]:
 
 
 def moves_plot(cells: list[dict]) -> Plot:
-    """Share of each move, one bar per cell (pooled over its runs and agents)."""
-    plot = Plot("moves", "Move histogram", "Share of all moves, pooled over each cell's runs.")
+    """Share of each move and of the fallbacks, one bar per cell (pooled over its runs and
+    agents): a reply naming no command has its own bar, never the stay bar."""
+    plot = Plot(
+        "moves",
+        "Move histogram",
+        "Share of all move replies, pooled over each cell's runs; fallback: replies naming no "
+        "command (the agent did not move), kept apart from the stays the model chose.",
+    )
     shown, more = _drawn([c for c in cells if sum(c["moves"].values())])
     if not shown:
         plot.note = "No moves stored yet."
@@ -48,10 +54,10 @@ def moves_plot(cells: list[dict]) -> Plot:
     width = 0.8 / len(shown)
     for n, cell in enumerate(shown):
         total = sum(cell["moves"].values())
-        xs = [m + (n - (len(shown) - 1) / 2) * width for m in range(len(MOVES))]
-        shares = [cell["moves"].get(move, 0) / total for move in MOVES]
+        xs = [m + (n - (len(shown) - 1) / 2) * width for m in range(len(BUCKETS))]
+        shares = [cell["moves"].get(move, 0) / total for move in BUCKETS]
         ax.bar(xs, shares, width, color=_colour(n), label=_label(cell["label"]))
-    ax.set_xticks(range(len(MOVES)), MOVES)
+    ax.set_xticks(range(len(BUCKETS)), BUCKETS)
     ax.set_ylabel("share of moves")
     ax.grid(axis="y", alpha=0.3)
     if len(shown) > 1:
@@ -117,16 +123,28 @@ def hashtags_per_step_plot(cells: list[dict]) -> Plot:
 def diversity_plot(cells: list[dict], note: str = "") -> Plot:
     plot = _series_plot(
         cells,
-        "message_diversity",
-        "Message diversity over time",
-        "Mean squared distance of one step's message embeddings from their centroid "
-        "(all-MiniLM-L6-v2), mean over each cell's runs.",
-        "diversity",
+        "message_msd",
+        "Message diversity over time (mean squared displacement)",
+        "Mean over agents of the squared distance of each agent's message embedding "
+        "(all-MiniLM-L6-v2) from its own first message, mean over each cell's runs.",
+        "MSD",
         1,
     )
     if plot.data_uri is None and note:
         plot.note = note
     return plot
+
+
+def hallucinations_plot(cells: list[dict]) -> Plot:
+    return _series_plot(
+        cells,
+        "hallucinations",
+        "Hallucinations per step",
+        "Messages naming an object the world does not contain (the run's "
+        "measures.hallucination_words), mean over each cell's runs.",
+        "messages",
+        1,
+    )
 
 
 def hashtag_timeline(tags: list[dict], run_id: str, steps: int) -> Plot:

@@ -24,7 +24,8 @@ DEFAULT_GRID_MEASURES = (
     "final_clusters",
     "unique_hashtags",
     "longest_hashtag_lifespan",
-    "mean_message_diversity",
+    "mean_message_msd",
+    "hallucination_share",
 )
 PARTY_MEASURES = (  # shown by default when a run has a probe (the party)
     "news_known_share",

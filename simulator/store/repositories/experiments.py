@@ -30,7 +30,7 @@ SPEC_FIELDS = (
 # fields added after experiments were stored: at their default they stay out of the stored spec
 # and of the version hash, so a stored experiment keeps its version and a resumed sweep its
 # conversations' keys. A grid's memory and personas have been hashed since they were added.
-LATER_FIELDS = ("memory", "probe")
+LATER_FIELDS = ("memory", "probe", "measures", "personality")
 GRID_ALWAYS = ("memory",)
 
 

@@ -18,6 +18,7 @@ from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
 from simulator.engine.interviews import Interviewees, interview
 from simulator.engine.memory_keeper import MemoryKeeper, Perceived
+from simulator.engine.personality_probe import TestTakers, take_test
 from simulator.engine.recorder import StoreRecorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
@@ -108,6 +109,7 @@ class GridCommunity:
         self.keeper: MemoryKeeper | None = None
         self._now = 1  # the step being played (its plan block fills {plan})
         self.interviews: list[dict] | None = None  # the probe's, once asked
+        self.personality: list[dict] = []  # the personality tests taken (first, last)
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
@@ -132,6 +134,7 @@ class GridCommunity:
                 self.spec.llm,
                 recorder.counters,
                 self.spec.seed,
+                [self.spec.persona(i).identity for i in range(self.world.agents)],
             )
             last = [r for r in rows if r["step"] == self.state.step]
             accessed = [(i, m) for row in last for i, m in row.get("accessed") or []]
@@ -154,6 +157,7 @@ class GridCommunity:
                 self.state.positions,
             )
         )
+        await self._personality_test("first")
 
     async def advance(self) -> bool:
         if self.state.step < self.world.steps:
@@ -171,6 +175,7 @@ class GridCommunity:
             self.interviews = await interview(self.calls, probe, who, self._recall_for, counters)
             if self.keeper is not None:
                 self.keeper.store_accesses()
+        await self._personality_test("last")
         return False
 
     async def step(self) -> None:
@@ -178,7 +183,28 @@ class GridCommunity:
         self.partial = set()
 
     def done_fields(self) -> dict:
-        return {} if self.interviews is None else {"interviews": self.interviews}
+        fields = {} if self.interviews is None else {"interviews": self.interviews}
+        return fields | ({"personality": self.personality} if self.personality else {})
+
+    async def _personality_test(self, when: str) -> None:
+        """The personality test due `when` (once): at "first" from the starting state (so a
+        resumed run asks the same prompts and replays them), at "last" from the final one."""
+        test = self.spec.personality
+        if test is None or when not in test.at or any(t["when"] == when for t in self.personality):
+            return
+        state = resume_state(self.spec, [])[0] if when == "first" else self.state
+        empty = self.spec.memory.kind == "none"
+        fields = [
+            self._fields(
+                i, state.positions[i], "" if empty else state.memories[i], state.received[i]
+            )
+            | ({"plan": "", "action": ""} if when == "first" else {})  # no plan before step 1
+            for i in range(self.world.agents)
+        ]
+        step = 0 if when == "first" else self.world.steps + 1
+        who = TestTakers(self.names, self.spec.llm, self.spec.seed, step)
+        counters = self.run_.recorder.counters
+        self.personality += await take_test(self.calls, test, who, when, fields, counters)
 
     async def _recall_for(self, asks: list[tuple[int, str]]) -> list[tuple[str, list[str]]]:
         """What each interviewed agent is shown for its question: its stream's records
@@ -210,6 +236,7 @@ class GridCommunity:
             "messages": messages,
             "identity": self.spec.persona(i).identity,
             "plan": self.keeper.current_plan(i, self._now) if self.keeper else "",
+            "action": self.keeper.current_action(i, self._now) if self.keeper else "",
         }
 
     def _params(self, step: int, stage: int, agent: int) -> GenerationParams:
@@ -247,6 +274,8 @@ class GridCommunity:
         if self.keeper is not None and self.keeper.plans_today(step):
             identities = [self.spec.persona(i).identity for i in range(world.agents)]
             await self.keeper.plan_day(self.calls, step, identities)
+        if self.keeper is not None and self.spec.memory.planning:  # a new hour's actions
+            await self.keeper.plan_actions(self.calls, step)
         shown, recalled = await self._recall(step, state.memories, state.received)
         fields = [
             self._fields(i, positions[i], shown[i], state.received[i]) for i in range(world.agents)
@@ -311,7 +340,13 @@ class GridCommunity:
         after the step, which a resumed run continues."""
         assert self.keeper is not None
         moved = [[i, m] for i, m in self.keeper.accessed(agent)]
-        return {"retrieved": retrieved, "accessed": moved, "memory_counters": self.keeper.counts()}
+        talks = {"talks": self.keeper.talks(agent)} if self.spec.memory.plan_rules()[3] else {}
+        return {
+            "retrieved": retrieved,
+            "accessed": moved,
+            "memory_counters": self.keeper.counts(),
+            **talks,
+        }
 
     async def _recall(
         self, step: int, carried: list[str], queries: list[str]
@@ -336,5 +371,6 @@ class GridCommunity:
                 perceived.append(Perceived(i, "chat", f"I said: {messages[i]}"))
             for j in senders[i]:
                 if j != i and messages[j]:
-                    perceived.append(Perceived(i, "chat", f"{self.names[j]} said: {messages[j]}"))
+                    said = f"{self.names[j]} said: {messages[j]}"
+                    perceived.append(Perceived(i, "chat", said, source=j))
         await self.keeper.observe(self.calls, step, perceived)

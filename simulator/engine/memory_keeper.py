@@ -34,7 +34,7 @@ from simulator.domain.memory.records import MemoryRecord, MemoryType, memory_id
 from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
-from simulator.engine.memory_planning import PLAN_FALLBACKS, DayPlanner
+from simulator.engine.memory_planning import PLANNING_COUNTERS, DayPlanner
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
 from simulator.llm.embeddings import Embedder, aembed
 from simulator.prompting import memory_prompts as mp
@@ -46,7 +46,7 @@ INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evide
 RATING = GenerationParams(temperature=0.0, max_tokens=8)
 # the keeper's counters, stored on each step's rows (`memory_counters`) so a resumed run
 # continues them from its last complete step instead of from 0
-COUNTERS = (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, PLAN_FALLBACKS)
+COUNTERS = (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, *PLANNING_COUNTERS)
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class Perceived:
     agent: int
     type: MemoryType
     text: str
+    source: int | None = None  # the other agent whose words these are (a reaction's focus)
 
 
 class MemoryKeeper:
@@ -69,8 +70,10 @@ class MemoryKeeper:
         llm: LLMChoice,
         counters: dict[str, int],
         seed: int | None = None,
+        identities: list[str] | None = None,
     ) -> None:
         self.run_id, self.names, self.settings = run_id, names, settings
+        self._identities = identities or [""] * len(names)
         self._store, self._embedder, self._llm = store, embedder, llm
         self.counters, self._seed = counters, seed
         for name in COUNTERS:
@@ -134,13 +137,31 @@ class MemoryKeeper:
             for agent in dict.fromkeys(reflect):
                 await self._reflect(calls, step, now, agent)
         if self.settings.planning:
-            await self.planner.react(calls, step, now, [r for r, _ in records])
+            sources = [p.source for p in perceived]
+            await self.planner.react(calls, step, now, [r for r, _ in records], sources)
 
     def plans_today(self, step: int) -> bool:
         return self.planner.plans_today(step)
 
     def current_plan(self, agent: int, step: int) -> str:
         return self.planner.current_plan(agent, step)
+
+    def current_action(self, agent: int, step: int) -> str:
+        return self.planner.current_action(agent, step)
+
+    async def plan_actions(self, calls: ActorCalls, step: int) -> None:
+        await self.planner.plan_actions(calls, step)
+
+    def talks(self, agent: int) -> list[dict]:
+        """The conversations the agent held in the last step that reacted (its rows')."""
+        return self.planner.talks.get(agent, [])
+
+    def identity(self, agent: int) -> str:
+        return self._identities[agent]
+
+    @property
+    def seed(self) -> int | None:
+        return self._seed
 
     async def plan_day(self, calls: ActorCalls, step: int, identities: list[str]) -> None:
         await self.planner.plan_day(calls, step, identities)

@@ -120,3 +120,114 @@ def replan_messages(
 ) -> list[dict]:
     items = "\n".join(r.text for r in plan) or "(no plan)"
     return _user(REPLAN.format(name=name, plan=items, reaction=reaction, start=start, end=end))
+
+
+# The third level, reacting and talking, after the reference code's task_decomp_v2,
+# decide_to_talk_v1 and iterative_convo_v1 templates (persona/prompt_template/), shortened
+ACTIONS = (
+    "{identity}\n\nIt is day {day}, {start}. {name}'s plan from {start} to {end}: {block}\n"
+    "{context}"
+    "In 5 to 15 minute increments, list the subtasks {name} does from {start} to {end} "
+    "(total duration in minutes: {total}), one per line, in this format:\n"
+    "1) {name} is <subtask> (duration in minutes: 15, minutes left: {left})"
+)
+AFTER_TALK = "{name} has just talked with {other}, which took until {start}: {gist}\n"
+DECIDE_TALK = (
+    "Context: {recalled}\n"
+    "Right now, it is day {day}, {time}. {name} is {doing}.\n"
+    "{name} hears {other} say: {observation}\n\n"
+    "Question: Would {name} initiate a conversation with {other}? "
+    "Answer yes or no on the first line."
+)
+TALK = (
+    "{identity}\n\nHere is the memory that is in {name}'s head:\n{recalled}\n\n"
+    "Current context: it is day {day}, {time}. {starter} heard {target} say: {observation}\n"
+    "{starter} is initiating a conversation with {target}.\n\n"
+    "{name} and {other} are chatting. Here is their conversation so far:\n{lines}\n\n"
+    "---\nTask: Given the above, what should {name} say to {other} next in the conversation? "
+    "And does it end the conversation? Answer with JSON only, in this format:\n"
+    '{{"utterance": "<what {name} says>", "end": false}}'
+)
+
+
+def clock_text(minute_of_day: int) -> str:
+    """ "HH:MM" of a minute since midnight."""
+    return f"{minute_of_day // 60 % 24:02d}:{minute_of_day % 60:02d}"
+
+
+def actions_messages(
+    name: str,
+    identity: str,
+    block: str,
+    day: int,
+    span: tuple[int, int],
+    after_talk: tuple[str, str] | None = None,
+) -> list[dict]:
+    """Decompose `block` over `span` (minutes since midnight); `after_talk` (other, gist): the
+    rest of the block after a conversation, as the code's new_decomp_schedule re-plans it."""
+    start, end = (clock_text(m) for m in span)
+    context = (
+        AFTER_TALK.format(name=name, other=after_talk[0], start=start, gist=after_talk[1])
+        if after_talk
+        else ""
+    )
+    total = span[1] - span[0]
+    return _user(
+        ACTIONS.format(
+            identity=identity or f"You are {name}.",
+            name=name,
+            day=day,
+            start=start,
+            end=end,
+            block=block or "(no plan)",
+            context=context,
+            total=total,
+            left=max(total - 15, 0),
+        )
+    )
+
+
+def decide_talk_messages(
+    name: str, other: str, recalled: str, doing: str, observation: str, day: int, time: str
+) -> list[dict]:
+    return _user(
+        DECIDE_TALK.format(
+            name=name,
+            other=other,
+            recalled=recalled,
+            doing=doing or "going about the day",
+            observation=observation,
+            day=day,
+            time=time,
+        )
+    )
+
+
+def talk_messages(
+    speaker: tuple[str, str],
+    other: str,
+    opening: tuple[str, str, str],
+    recalled: str,
+    lines: Sequence[tuple[str, str]],
+    day: int,
+    time: str,
+) -> list[dict]:
+    """One line of a conversation: `speaker` (name, identity) answers `other`; `opening`
+    (starter, target, what the starter heard) is how it began."""
+    name, identity = speaker
+    starter, target, observation = opening
+    said = "\n".join(f"{who}: {text}" for who, text in lines) or "(nothing yet)"
+    return _user(
+        TALK.format(
+            identity=identity or f"You are {name}.",
+            name=name,
+            other=other,
+            recalled=recalled,
+            day=day,
+            time=time,
+            starter=starter,
+            target=target,
+            observation=observation,
+            lines=said,
+        )
+    )

@@ -1,6 +1,9 @@
 """Daily plans in the grid's memory stream: at the first step of each simulated day every agent
 plans its day (memory_plan) and breaks it into hour blocks (memory_plan_hours), both stored as
-plan records (the blocks citing the day's plan); `{plan}` shows the block of the step's hour."""
+plan records (the blocks citing the day's plan); `{plan}` shows the block of the step's hour.
+These runs choose two plan levels and our importance rule for reactions (LEGACY, what every
+spec stored before those settings runs with); tests/memory/test_grid_actions.py and
+test_grid_talk.py run the paper's defaults."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
 
 PARTY = {"on": False}  # agent1 invites everyone (the re-planning test)
+LEGACY = {"plan_levels": 2, "react": "importance_at_least", "talk": False}
 
 
 @pytest.fixture
@@ -54,6 +58,7 @@ def _run(store, tmp_path, minutes: int, steps: int):
         "embedder": "mock:16",
         "reflection": False,
         "minutes_per_step": minutes,
+        **LEGACY,
     }
     doc["prompts"]["move"] = "Plan now: {plan}\n" + doc["prompts"]["move"]
     path = tmp_path / "plans.yaml"
@@ -70,6 +75,7 @@ def _run(store, tmp_path, minutes: int, steps: int):
 def test_each_agent_plans_its_day_and_the_move_prompt_shows_the_hour(store, stub, tmp_path):
     spec, run_id, outcome = _run(store, tmp_path, minutes=60, steps=3)
     assert "memory.planning: true (not given)" in spec.defaults_applied
+    assert "memory.react_importance: 7 (not given)" in spec.defaults_applied
     calls = store.calls.for_conversation(run_id)
     purposes = Counter(c["purpose"] for c in calls)
     assert purposes["memory_plan"] == 2 and purposes["memory_plan_hours"] == 2
@@ -145,3 +151,44 @@ def test_a_stream_without_reflection_notes_no_threshold():
     assert "memory.planning: true (not given)" in notes
     _, notes = MemorySettings(kind="stream").resolved()
     assert "memory.reflection_threshold: 150 (not given)" in notes
+
+
+def test_a_spec_stored_before_the_planning_keys_keeps_two_levels_and_importance_7():
+    """Its memory block has planning but none of the new keys: it resumes as it ran."""
+    stored = MemorySettings.model_validate(
+        {"kind": "stream", "planning": True, "minutes_per_step": 60, "retrieval": "paper"}
+    )
+    assert stored.plan_rules() == (2, "importance_at_least", 7, False, 16)
+    assert "plan_levels" not in stored.model_dump() and "talk" not in stored.model_dump()
+    assert "day and hours; a reaction asked at importance 7; no talk" in stored.describe()
+
+
+def test_new_specs_store_the_papers_planning_values_and_unset_keys_stay_out_of_the_dump():
+    block = MemorySettings(kind="stream")
+    assert set(block.model_dump()) & {"plan_levels", "react", "talk", "talk_turns"} == set()
+    resolved, notes = block.resolved()
+    assert resolved.model_dump()["plan_levels"] == 3 and resolved.react == "every_step"
+    assert resolved.talk is True and resolved.talk_turns == 16
+    assert resolved.react_importance is None  # decides nothing with every_step
+    assert "memory.talk_turns: 16 (not given)" in notes
+    assert "a reaction asked each step; talk up to 16 lines" in resolved.describe()
+    assert MemorySettings(kind="stream", talk=False).resolved()[0].talk_turns is None
+
+
+@pytest.mark.parametrize(
+    ("block", "says"),
+    [
+        ({"planning": False, "talk": True}, r"memory\.talk shapes plans"),
+        ({"react_importance": 5}, "react: importance_at_least"),
+        ({"talk": False, "talk_turns": 4}, r"memory\.talk_turns bounds"),
+        ({"plan_levels": 4}, "plan_levels"),
+    ],
+)
+def test_planning_keys_that_would_decide_nothing_are_refused(block, says):
+    with pytest.raises(ValueError, match=says):
+        MemorySettings.model_validate({"kind": "stream", **block})
+
+
+def test_a_world_without_hours_refuses_the_planning_keys():
+    with pytest.raises(ValueError, match=r"memory\.talk \(plans"):
+        MemorySettings(kind="stream", talk=True).resolved(world_plans=False)

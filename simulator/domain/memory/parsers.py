@@ -9,6 +9,7 @@ words ("seven") and ratings outside 1..10 fall back rather than being guessed.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import NamedTuple
@@ -120,3 +121,82 @@ def parse_reaction(reply: str) -> str:
         return ""
     rest = re.sub(r"^\W*yes\b[\s,.:;-]*", "", lines[0], flags=re.IGNORECASE)
     return " ".join(([rest] if rest else []) + lines[1:]).strip()
+
+
+class Action(NamedTuple):
+    minutes: int
+    text: str
+
+
+_DURATION = re.compile(
+    r"^(?P<what>.*?)[\s,;:-]*\(\s*duration\s+in\s+minutes\s*:\s*(?P<minutes>\d+)[^)]*\)",
+    re.IGNORECASE,
+)
+
+
+def parse_actions(reply: str, total: int) -> list[Action]:
+    """5-15-minute actions from a reply in the reference code's task_decomp format
+    ("1) Sam is mixing paint (duration in minutes: 15, minutes left: 45)"), fitted to `total`
+    minutes as the code's cleanup does: items past the total are dropped, the last one cut to
+    end on it or stretched to reach it. Lines without a duration are left out; [] when none
+    has one (the caller counts it and keeps the block as one action)."""
+    found = []
+    for line in _lines(reply):
+        match = _DURATION.match(strip_list_mark(line))
+        if match is None:
+            continue
+        minutes, what = int(match.group("minutes")), match.group("what").strip(" .")
+        if minutes > 0 and what:
+            found.append(Action(minutes, what))
+    fitted: list[Action] = []
+    used = 0
+    for action in found:
+        if used >= total:
+            break
+        minutes = min(action.minutes, total - used)
+        fitted.append(Action(minutes, action.text))
+        used += minutes
+    if fitted and used < total:
+        fitted[-1] = Action(fitted[-1].minutes + total - used, fitted[-1].text)
+    return fitted
+
+
+def parse_yes_no(reply: str) -> bool | None:
+    """A yes/no answer: the reply's first word, or the word after "Answer ...:" ("Reasoning:
+    ... Answer in yes or no: Yes" -> True, as the reference code's decide_to_talk is read);
+    None when it says neither there (the caller counts it)."""
+    text = (reply or "").replace("**", "")
+    answer = re.search(r"answer[^:\n]*:\s*(yes|no)\b", text, re.IGNORECASE)
+    if answer is None:
+        answer = re.match(r"\W*(yes|no)\b", text, re.IGNORECASE)
+    return None if answer is None else answer.group(1).lower() == "yes"
+
+
+class Utterance(NamedTuple):
+    text: str
+    end: bool  # the speaker's line ends the conversation
+    fallback: bool  # the reply was not the asked JSON: the whole text is the line, not ending
+
+
+_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
+
+
+def parse_utterance(reply: str) -> Utterance:
+    """The next line of a conversation from {"utterance": "...", "end": true/false} (the
+    reference code's iterative_convo answer, in our key names); anything else is the whole
+    reply as the line, flagged; an empty reply ends the conversation, flagged."""
+    text = (reply or "").strip()
+    match = _JSON_OBJECT.search(text)
+    if match is not None:
+        try:
+            data = json.loads(match.group(0))
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("utterance"), str):
+            end = data.get("end", False)
+            ended = end is True or str(end).strip().lower() in ("true", "yes")
+            if data["utterance"].strip():
+                return Utterance(data["utterance"].strip(), ended, False)
+    if not text:
+        return Utterance("", True, True)
+    return Utterance(text, False, True)

@@ -40,6 +40,7 @@ TEMPLATE_FIELDS = (
     "messages",
     "identity",  # the agent's persona (`personas`); empty without one
     "plan",  # the memory stream's plan for the step's hour (memory.planning); else empty
+    "action",  # the plan's 5-15-minute actions the step overlaps (memory.plan_levels 3)
 )
 # what a stored grid experiment keeps under `spec`
 GRID_FIELDS = (

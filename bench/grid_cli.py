@@ -1,6 +1,6 @@
 """A grid run as a user runs it: the real `llm-sim run` process against the bare client.
 
-Issue 11's speed target: every actor of a step is sent at once. The shipped 2D community
+The speed target: every actor of a step is sent at once. The shipped 2D community
 (`prompts/experiments/takata_grid.yaml`) is imported into a fresh store (a temp SIM_DB folder,
 not timed) for every round, then run by the real CLI process, started as a user starts it:
 
@@ -23,6 +23,11 @@ CPU from wait4); the CLI's own span (first call's created_at to the run's finish
 store) and the floor's span (first wave sent to last reply) are printed too.
 
 Target: median wall(CLI) / wall(bare openai client) <= 1.2.
+
+The stub answers every move prompt with one of the five commands (`stub_reply`: a mix chosen
+by a hash of the prompt), so agents really move and the parser reads every reply; the warm-up
+run's `move_fallbacks` counter is printed, and is 0 when the parser accepted every move. Other
+prompts get the stub's echo of the prompt's start.
 
 `--hf` adds the HF part: a tiny randomly initialised Llama (tests/llm/tiny_models.py) built in a
 temp dir, and a small grid (`--hf-agents` x `--hf-steps`, `--hf-max-tokens` new tokens) run
@@ -53,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +71,18 @@ STAGES = ("grid_message", "grid_memory", "grid_move")
 STANDARD_KEYS = frozenset(
     {"model", "messages", "temperature", "top_p", "seed", "stop", "max_tokens"}
 )
+
+
+MOVE_REPLIES = ("I choose x+1.", "x-1", "Let me go y+1", "y-1 it is", "stay")
+
+
+def stub_reply(body: dict) -> str:
+    """The stub's answer: a move the parser accepts for a move prompt (the five commands
+    mixed by a hash of the prompt, so positions spread), else the start of the prompt."""
+    prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
+    if "Choose your next move" in prompt:
+        return MOVE_REPLIES[zlib.crc32(prompt.encode()) % len(MOVE_REPLIES)]
+    return "Reply to: " + " ".join(prompt.split())[:50]
 
 
 # -- the floor process (kept free of simulator imports: it is a bare openai script) -------------
@@ -348,6 +366,9 @@ def report(
         f"{ratio('lean', 'span_s'):.2f}, CPU {ratio('lean', 'cpu_s'):.2f}"
     )
     print(f"  the warm-up run's counters: {json.dumps(counters)}")
+    fallbacks = counters.get("move_fallbacks")
+    moves = args.agents * args.steps
+    print(f"  move replies the parser could not read (fallbacks): {fallbacks} of {moves:,}")
     inflight = sorted({x.max_in_flight for rows in runs.values() for x in rows})
     return [
         f"grid {args.agents} x {args.steps} = {calls:,} calls at {args.latency * 1000:g} ms, "
@@ -357,6 +378,7 @@ def report(
         f"{median('floor', 'wall_s'):.2f} s (medians of {args.rounds}): ratio "
         f"{ratio('floor'):.2f} (target <= 1.2 {verdict}); spans {median('cli', 'span_s'):.2f} vs "
         f"{median('floor', 'span_s'):.2f} s: {ratio('floor', 'span_s'):.2f}; theory {theory:.2f} s",
+        f"move fallbacks in the warm-up run: {fallbacks} of {moves:,} move replies",
     ]
 
 
@@ -525,6 +547,7 @@ def main(argv: list[str] | None = None) -> None:
         tempfile.TemporaryDirectory(prefix="sim-grid-bench-") as tmp,
         StubLLMServer(latency_s=args.latency, models=[MODEL]) as stub,
     ):
+        stub.reply_fn = stub_reply
         summary += measure(args, stub, Path(tmp))
         if args.hf:
             summary += hf_part(args, Path(tmp))

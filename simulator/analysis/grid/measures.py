@@ -16,6 +16,7 @@ from simulator.analysis.grid.hallucinations import hallucination_measures
 from simulator.analysis.grid.hashtags import hashtag_measures
 from simulator.analysis.grid.moves import move_measures, pooled_histogram
 from simulator.analysis.grid.party import party_measures
+from simulator.analysis.grid.party_paper import paper_summary
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.grid.text import Embedder, packaged_embedder, text_measures, top_words
 from simulator.analysis.measures import mean_ci
@@ -57,6 +58,16 @@ SUMMARY: dict[str, str] = {
     "news_heard": "agents who heard (or said) a message naming the news",
     "relationship_density": "pairs who both know each other (backed by memory) / all pairs",
     "attended": "agents within the radius of the gathering's place during its hours",
+    # the party as Park et al. (2023, section 7) report it (analysis/grid/party_paper.py)
+    "news_known_at_start": "agents whose seed memories name the news",
+    "news_known_at_start_share": "share of agents whose seed memories name the news",
+    "news_known": "agents who said they knew the news and whose memory names it",
+    "relationship_density_at_start": "pairs whose seed memories name each other / all pairs",
+    "interview_answers": "interview answers (the news question and every pair)",
+    "hallucinated_answers": "interview answers that said yes with no memory behind them",
+    "hallucinated_answer_share": "hallucinated answers / all interview answers",
+    "invited": "agents who heard of the news before the gathering (not knowing it at the start)",
+    "invited_attended": "invited agents who attended the gathering",
 }
 SERIES = (
     "clusters",
@@ -172,6 +183,7 @@ def party_summary(party: dict | None) -> dict:
         "news_heard": heard[-1] if heard else None,
         "relationship_density": (party.get("relationships") or {}).get("density"),
         "attended": (party.get("attendance") or {}).get("count"),
+        **paper_summary(party),
     }
 
 
@@ -217,6 +229,7 @@ def cell_summaries(rows: list[dict]) -> list[dict]:
             "cell_key": key,
             "cell_label": members[0]["cell_label"],
             "label": labels[key],
+            "cell": members[0].get("cell"),  # its factors as numbers, for figures against them
             "n": len(members),
         }
         for name in SUMMARY:

@@ -10,6 +10,13 @@ relationship is an edge when both agents know each other (backed), and density i
 gathering's hours, it stood within the radius of the place (the grid's distance). How the news
 spread is read over steps: agents who had heard a message naming it, and agents whose memory
 named it, by the end of each step.
+
+Section 7's figures are read the same way at both ends: the news known at the start is what the
+seed memories name (the paper knew its start by construction: one agent was told), the density
+at the start is the pairs whose seed memories name each other (the paper's came from the seeded
+relationships), a hallucinated answer is a yes with no memory behind it over all interview
+answers, and an agent was invited when it heard a message naming the news at a step that
+started before the gathering (the host, who knew at the start, invites rather than is invited).
 """
 
 from __future__ import annotations
@@ -74,7 +81,22 @@ def party_measures(store: Any, run: GridRun) -> dict | None:
         found["relationships"] = relationship_measures(run, memories, interviews)
     if probe.attendance is not None:
         found["attendance"] = attendance_measures(run, probe, found.get("news"))
+    if interviews:
+        found["hallucination"] = hallucination(found.get("news"), found.get("relationships"))
     return found
+
+
+def hallucination(news: dict | None, relationships: dict | None) -> dict:
+    """Interview answers that said yes with no memory behind them, over every answer (Park et
+    al.: 6 of 453)."""
+    parts = [p for p in (news, relationships) if p]
+    answers = sum(p["asked"] for p in parts)
+    unbacked = sum(p["unbacked_yes"] for p in parts)
+    return {
+        "answers": answers,
+        "unbacked_yes": unbacked,
+        "share": unbacked / answers if answers else None,
+    }
 
 
 def news_measures(
@@ -118,17 +140,24 @@ def news_measures(
     }
 
 
-def heard_by_step(run: GridRun, words: list[str]) -> list[int]:
-    """Agents who had heard (or said) a message naming the news by the end of each step
-    (index 0: before the first step)."""
+def first_heard(run: GridRun, words: list[str], said: bool = True) -> dict[int, int]:
+    """Each agent's first step at which it received (or, with `said`, wrote) a message naming
+    the news."""
     first: dict[int, int] = {}
     for row in sorted(run.rows, key=lambda r: r["step"]):
         i = int(row["agent_index"])
         if i not in first and (
             mentions(str(row.get("received") or ""), words)
-            or mentions(str(row.get("message") or ""), words)
+            or (said and mentions(str(row.get("message") or ""), words))
         ):
             first[i] = int(row["step"])
+    return first
+
+
+def heard_by_step(run: GridRun, words: list[str]) -> list[int]:
+    """Agents who had heard (or said) a message naming the news by the end of each step
+    (index 0: before the first step)."""
+    first = first_heard(run, words)
     return [sum(s <= t for s in first.values()) for t in range(run.last_step + 1)]
 
 
@@ -161,6 +190,13 @@ def relationship_measures(
             if any(mentions(m.text, [names[j]]) for m in memories[i]):
                 backed.add((i, j))
     pairs = n * (n - 1) // 2
+    seeded = {
+        (i, j)
+        for i in range(n)
+        for j in range(n)
+        if i != j and any(mentions(m.text, [names[j]]) for m in memories[i] if m.step == 0)
+    }
+    at_start = [(i, j) for i, j in seeded if i < j and (j, i) in seeded]
     edges = sorted((i, j) for i, j in backed if i < j and (j, i) in backed)
     either = {(min(i, j), max(i, j)) for i, j in backed}
     return {
@@ -171,11 +207,15 @@ def relationship_measures(
         "edges": [[names[i], names[j]] for i, j in edges],
         "density": len(edges) / pairs if asked and pairs else None,
         "one_way_density": len(either) / pairs if asked and pairs else None,
+        # pairs whose seed memories name each other (read without a call, as the end is checked)
+        "start_density": len(at_start) / pairs if pairs else None,
     }
 
 
 def attendance_measures(run: GridRun, probe: Probe, news: dict | None) -> dict:
-    """Who stood within the radius of the place at a step starting in the hours."""
+    """Who stood within the radius of the place at a step starting in the hours; with the
+    news asked about, who was invited (heard of it at a step starting before the hours, not
+    knowing it at the start) and which of them came."""
     a = probe.attendance
     assert a is not None
     per_step = int((run.spec.get("memory") or {}).get("minutes_per_step") or 0)
@@ -196,10 +236,32 @@ def attendance_measures(run: GridRun, probe: Probe, news: dict | None) -> dict:
         )
     ]
     knew = {p["agent"] for p in (news or {}).get("per_agent", []) if p["knows"]}
+    invited = invited_before(run, probe, news, start, per_step)
+    came_names = {run.names[i] for i in came}
     return {
+        "invited": invited,  # None without the news question
+        "invited_attended": None
+        if invited is None
+        else [name for name in invited if name in came_names],
         "steps": steps,
         "attended": [run.names[i] for i in came],
         "count": len(came),
         "knew_and_came": sum(run.names[i] in knew for i in came) if news else None,
         "reached": bool(steps) and run.last_step >= steps[-1],
     }
+
+
+def invited_before(
+    run: GridRun, probe: Probe, news: dict | None, start: int, per_step: int
+) -> list[str] | None:
+    """Agents who received a message naming the news at a step that started before the
+    gathering and did not know of it at the start (None without the news question)."""
+    if not news or probe.news is None:
+        return None
+    knew = {p["agent"] for p in news["per_agent"] if p["knew_at_start"]}
+    heard = first_heard(run, probe.news.keywords, said=False)
+    return [
+        run.names[i]
+        for i in sorted(heard)
+        if run.names[i] not in knew and (not per_step or (heard[i] - 1) * per_step < start)
+    ]

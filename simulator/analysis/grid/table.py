@@ -15,7 +15,9 @@ from simulator.analysis.exports import write_batches
 from simulator.analysis.grid.clusters import cluster_measures
 from simulator.analysis.grid.hallucinations import named_in
 from simulator.analysis.grid.hashtags import hashtags_in
+from simulator.analysis.grid.measures import party_summary
 from simulator.analysis.grid.moves import FALLBACK, bucket_of
+from simulator.analysis.grid.party import party_measures
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.tables import iso
 from simulator.domain.grid_measures import words_of_spec
@@ -53,8 +55,9 @@ STEP_COLUMNS = (
 )
 
 
-def run_row(run: GridRun) -> dict:
-    """One row per run: where it sits (experiment, sweep, cell) and its world's parameters."""
+def run_row(run: GridRun, party: dict | None = None) -> dict:
+    """One row per run: where it sits (experiment, sweep, cell) and its world's parameters;
+    with `party` (`party_summary` of its probe's measures), the party's figures too."""
     counters = run.doc.get("counters") or {}
     return {
         "conversation_id": run.id,
@@ -81,6 +84,7 @@ def run_row(run: GridRun) -> dict:
         "started_at": iso(run.doc.get("started_at")),
         "finished_at": iso(run.doc.get("finished_at")),
         **move_and_hallucination_counts(run),
+        **(party or {}),
     }
 
 
@@ -155,7 +159,8 @@ def _clusters_if_possible(run: GridRun) -> dict | None:
 def grid_table_batches(store: Any, run_ids: list[str]) -> Iterator[dict[str, list[dict]]]:
     """The two tables a run at a time (a run's rows fit in memory; a sweep's may not)."""
     for run in load_runs(store, run_ids):
-        yield {"grid_runs": [run_row(run)], "grid_steps": step_rows(run)}
+        party = party_summary(party_measures(store, run))  # all None without a probe
+        yield {"grid_runs": [run_row(run, party)], "grid_steps": step_rows(run)}
 
 
 def export_grid(

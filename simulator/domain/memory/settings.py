@@ -267,8 +267,7 @@ class MemorySettings(BaseModel):
         if not self.is_stream:
             return "summary (the world's own)"
         return (
-            f"stream: retrieval {self.retrieval} (top {self.top_k}; {self._describe_retrieval()}), "
-            + "reflection "
+            f"stream: retrieval {self.retrieval} (top {self.top_k}), reflection "
             + (f"at importance {self.reflection_threshold}" if self.reflection else "off")
             + f", planning {'on' if self.planning else 'off'}"
             + (self._describe_planning() if self.planning else "")
@@ -281,6 +280,7 @@ class MemorySettings(BaseModel):
                 if self.day_summaries
                 else ", instead of the day summaries"
             )
+            + f"; ranking: {self._describe_retrieval()}"
         )
 
     def _describe_retrieval(self) -> str:

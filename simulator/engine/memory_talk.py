@@ -121,8 +121,8 @@ async def _hold(
             k.call(
                 "memory_talk",
                 step,
+                s,
                 turn,
-                k.memories[s].stream.next_seq,
                 mp.talk_messages(
                     (k.names[s], k.identity(s)),
                     k.names[o],

@@ -133,6 +133,11 @@ def test_each_level_makes_the_calls_it_implies(run_cli, env, tmp_path):
             "reflection_threshold": 50,  # the experiment's, kept
             "embedder": "mock:16",  # the experiment's, kept
             "minutes_per_step": 10,
+            # retrieval as the paper ranks
+            "weights": {"recency": 1.0, "importance": 1.0, "relevance": 1.0},
+            "recency_decay": 0.995,
+            "recency": "hours",
+            "candidates": "all",
         }
         assert "memory.top_k: 10 (not given)" in full["spec"]["defaults_applied"]
         none = next(r for r in runs if r["cell"]["memory"] == "no_memory")

@@ -45,7 +45,7 @@ def render_grid(ctx: GridReportContext) -> str:
         plots_section(ctx),  # type: ignore[arg-type]
         replay_section(ctx),
         agents_section(ctx),
-        *([memory_section(ctx.memories)] if ctx.memories else []),
+        *([memory_section(ctx.memories, ctx.cells)] if ctx.memories else []),
     )
     bodies = "\n".join(
         f'<script type="application/json" id="r-{n}">{json_for_script(body)}</script>'

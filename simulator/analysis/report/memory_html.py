@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from simulator.analysis.memory_browser import EvidenceNode, MemoryBrowse
 from simulator.analysis.report.html import e
+from simulator.analysis.report.party_paper_html import cells_paper_table, run_paper_table
 
 FALLBACK = " <em>fallback</em>"  # a rating that did not parse (4 used)
 RECORDS_SHOWN = 300  # per agent; a long run's stream is summarised beyond this
 
 
-def memory_section(runs: list[dict]) -> str:
-    """`runs`: per run {id, cell, repetition, browse: MemoryBrowse | None, party: dict | None}."""
+def memory_section(runs: list[dict], cells: list[dict] | None = None) -> str:
+    """`runs`: per run {id, cell, repetition, browse: MemoryBrowse | None, party: dict | None};
+    `cells` (a sweep's, or several runs'): the party per cell beside Park et al.'s figures."""
     parts = [
         '<section id="memory"><h2>Memory</h2>',
         "<p class=muted>Per replayed run with a memory stream or a probe: how the news spread "
@@ -25,6 +27,8 @@ def memory_section(runs: list[dict]) -> str:
         "importance (1-10, <em>fallback</em> where the rating did not parse) and the steps "
         "whose prompts showed it, and each reflection's tree of evidence.</p>",
     ]
+    if cells and sum(c.get("n") or 0 for c in cells) > 1:
+        parts.append(cells_paper_table(cells))
     for n, run in enumerate(runs):
         rep = "" if run.get("repetition") is None else f" · #{e(run['repetition'])}"
         body = party_block(run.get("party")) + streams_block(run.get("browse"))
@@ -41,7 +45,7 @@ def memory_section(runs: list[dict]) -> str:
 def party_block(party: dict | None) -> str:
     if not party:
         return ""
-    parts = ["<h3>The probe</h3>"]
+    parts = ["<h3>The probe</h3>", run_paper_table(party)]
     if not party.get("interviewed"):
         parts.append("<p class=muted>No interviews stored (the run has not finished).</p>")
     news = party.get("news")

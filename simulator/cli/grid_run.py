@@ -107,6 +107,9 @@ def print_header(app: AppContext, spec: GridSpec) -> None:
         )
     if spec.probe is not None:
         app.err.print(f"probe: {probe_line(spec)}", markup=False, highlight=False)
+    if spec.personality is not None:
+        test = spec.personality.describe(w.agents)
+        app.err.print(f"personality: {test}", markup=False, highlight=False)
     for note in spec.defaults_applied:
         app.err.print(f"default: {note}", markup=False, highlight=False)
 

@@ -32,6 +32,7 @@ from simulator.domain.grid_experiment import (
 )
 from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
 from simulator.domain.memory.settings import ABLATIONS, MemoryKind, MemorySettings
+from simulator.domain.personality import PersonalityProbe
 from simulator.domain.probe import Probe
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 
@@ -146,10 +147,16 @@ def expand(
     return expand_cells(cells(spec, experiment), spec.run_seeds(), version, owner, "g_")
 
 
-def calls_per_run(cell: GridCell, memory: MemoryKind, probe: Probe | None = None) -> int:
+def calls_per_run(
+    cell: GridCell,
+    memory: MemoryKind,
+    probe: Probe | None = None,
+    personality: PersonalityProbe | None = None,
+) -> int:
     """LLM calls of one run: message, memory and move per agent per step with the summary
     memory; message and move with a stream or none; the probe's interviews after the last
-    step. A stream's own calls (ratings, reflections) depend on the replies, so a stream run
-    makes at least this many."""
+    step; the personality test's items. A stream's own calls (ratings, reflections) depend
+    on the replies, so a stream run makes at least this many."""
     stages = len(STAGES) if memory == "summary" else len(STAGES) - 1
-    return stages * cell.agents * cell.steps + (probe.calls(cell.agents) if probe else 0)
+    tests = personality.calls(cell.agents) if personality else 0
+    return stages * cell.agents * cell.steps + (probe.calls(cell.agents) if probe else 0) + tests

@@ -93,6 +93,7 @@ def build_spec(
         memory=memory,
         personas=personas,
         probe=probe,
+        personality=experiment.personality,
         measures=resolved_measures(experiment.measures),  # what the run is analysed with
     )
 

@@ -86,7 +86,10 @@ def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) ->
     return Plan(
         cell_count,
         len(planned),
-        sum(calls_per_run(p.cell, kinds[p.cell], view.experiment.probe) for p in planned),
+        sum(
+            calls_per_run(p.cell, kinds[p.cell], view.experiment.probe, view.experiment.personality)
+            for p in planned
+        ),
         len(stored),
         planned[0].cell,  # type: ignore[arg-type]
         planned,  # type: ignore[arg-type]

@@ -12,11 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 from simulator.analysis.grid.clusters import cluster_measures
+from simulator.analysis.grid.emotions import (
+    EMOTIONS,
+    emotion_measures,
+    emotion_note,
+    emotion_summary,
+)
 from simulator.analysis.grid.hallucinations import hallucination_measures
 from simulator.analysis.grid.hashtags import hashtag_measures
 from simulator.analysis.grid.moves import move_measures, pooled_histogram
 from simulator.analysis.grid.party import party_measures
 from simulator.analysis.grid.party_paper import paper_summary
+from simulator.analysis.grid.personality import personality_measures, personality_summary
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.grid.text import Embedder, packaged_embedder, text_measures, top_words
 from simulator.analysis.measures import mean_ci
@@ -68,6 +75,14 @@ SUMMARY: dict[str, str] = {
     "hallucinated_answer_share": "hallucinated answers / all interview answers",
     "invited": "agents who heard of the news before the gathering (not knowing it at the start)",
     "invited_attended": "invited agents who attended the gathering",
+    # emotion per message (the NRC Emotion Lexicon; analysis/grid/emotions.py)
+    **{f"emotion_{e}": f"mean {e} score of messages with an NRC emotion word" for e in EMOTIONS},
+    "emotion_none_share": "share of messages with no NRC emotion word (no emotion score)",
+    # the personality test at the first and last step (analysis/grid/personality.py)
+    "personality_changed": "agents whose type after the last step differs from before step 1",
+    "personality_types_first": "distinct types before step 1",
+    "personality_types_last": "distinct types after the last step",
+    "personality_fallbacks": "test answers that named neither A nor B (scored as the middle)",
 }
 SERIES = (
     "clusters",
@@ -81,6 +96,7 @@ SERIES = (
     "hallucinations_in_clusters",  # those sent from inside a cluster
     "news_remembered",  # a probed run's: agents whose memory names the news, t = 0..T
     "news_heard",  # agents who heard (or said) a message naming it, t = 0..T
+    *(f"emotion_{e}" for e in EMOTIONS),  # mean score of the step's messages, per emotion
 )
 
 
@@ -110,6 +126,8 @@ def analyse_run(run: GridRun, embed: Embedder | None, store: Any = None) -> dict
         "hallucinations": hallucination_measures(run, clusters),
         "text": text_measures(run, embed) if embed is not None and run.rows else None,
         "top_words": top_words(run),
+        "emotions": emotion_measures(run),
+        "personality": personality_measures(run),
     }
 
 
@@ -120,6 +138,7 @@ def summary_of(analysis: dict) -> dict:
     seen = analysis["hallucinations"]
     text = analysis["text"] or {}
     news = (analysis.get("party") or {}).get("news") or {}
+    emotions = analysis.get("emotions") or {}
     row: dict[str, Any] = {
         "conversation_id": run.id,
         "cell_key": run.cell_key,
@@ -146,6 +165,8 @@ def summary_of(analysis: dict) -> dict:
         "hallucinations_shared_in_clusters": seen["shared_in_clusters"],
         "steps_stored": run.last_step,
         **party_summary(analysis.get("party")),
+        **emotion_summary(analysis.get("emotions")),
+        **personality_summary(analysis.get("personality")),
     }
     row["moves"] = moves["overall"]
     row["moves_per_agent"] = moves["per_agent"]
@@ -161,12 +182,20 @@ def summary_of(analysis: dict) -> dict:
         "hallucinations_in_clusters": seen["in_clusters_per_step"],
         "news_remembered": news.get("remembered_by_step"),
         "news_heard": news.get("heard_by_step"),
+        **{f"emotion_{e}": (emotions.get("per_step") or {}).get(e) for e in EMOTIONS},
     }
     row["hashtags"] = [{k: v for k, v in t.items() if k != "steps"} for t in tags["tags"]]
     row["hallucination_words"] = seen["words_list"]  # the list the run was measured with
     row["hallucinations"] = [{k: v for k, v in w.items() if k != "steps"} for w in seen["words"]]
     row["hallucinations_per_agent"] = seen["per_agent"]
     row["top_words"] = {name: [w for w, _ in top] for name, top in analysis["top_words"].items()}
+    row["emotion_dominant_shares"] = emotions.get("dominant_shares")
+    personality = analysis.get("personality")
+    row["personality"] = (
+        {k: personality[k] for k in ("inventory", "types", "counts", "letter_shares")}
+        if personality
+        else None
+    )
     return row
 
 
@@ -247,5 +276,6 @@ def grid_measures(store: Any, run_ids: list[str], embed: Embedder | str | None =
     """Per run (`runs`: SUMMARY figures, series, move histograms, hashtags, top words) and per
     sweep cell (`cells`), with `notes` (e.g. text measures left out: what to install)."""
     embedder, notes = resolve_embedder(embed)
+    notes += emotion_note()
     rows = [summary_of(analyse_run(run, embedder, store)) for run in load_runs(store, run_ids)]
     return {"measures": SUMMARY, "runs": rows, "cells": cell_summaries(rows), "notes": notes}

@@ -198,7 +198,7 @@ def test_keys_override_the_preset_and_unset_ones_are_filled_and_noted():
     assert "memory.rank_order: oldest_first (not given)" in notes
     assert not any(n.startswith(("memory.candidates", "memory.recency_decay")) for n in notes)
     assert resolved.model_dump()["weights"] == {"recency": 0.5, "importance": 2.0, "relevance": 1.5}
-    assert "ranking: weights recency 0.5, importance 2, relevance 1.5; recency 0.99 per rank" in (
+    assert "ranking (weights recency 0.5, importance 2, relevance 1.5; recency 0.99 per rank" in (
         resolved.describe()
     )
 
@@ -247,8 +247,8 @@ def test_the_keys_are_stored_printed_in_the_header_and_resolved_onto_the_spec(cl
     ran = cli("run", made.json()["id"], "--llm", "openai:stub", "--steps", "1", "--agents", "2")
     assert ran.code == 0, ran.err
     assert (
-        "ranking: weights recency 1, importance 2, relevance 3; recency 0.995 per rank by last "
-        "access, newest first; candidates events and thoughts (no chats, no idle)"
+        "ranking (weights recency 1, importance 2, relevance 3; recency 0.995 per rank by last "
+        "access, newest first; candidates events and thoughts (no chats, no idle))"
     ) in ran.err
     assert "default: memory.weights.relevance: 3 (not given)" in ran.err
     assert "default: memory.candidates: events_and_thoughts (not given)" in ran.err

@@ -273,6 +273,7 @@ class MemorySettings(BaseModel):
             + (self._describe_planning() if self.planning else "")
             + f", embedder {self.embedder}, "
             + f"{self.minutes_per_step} simulated minutes a step"
+            + f", ranking ({self._describe_retrieval()})"
             + (
                 ""
                 if self.day_summaries is None
@@ -280,7 +281,6 @@ class MemorySettings(BaseModel):
                 if self.day_summaries
                 else ", instead of the day summaries"
             )
-            + f"; ranking: {self._describe_retrieval()}"
         )
 
     def _describe_retrieval(self) -> str:

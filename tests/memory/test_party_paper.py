@@ -13,6 +13,7 @@ agent3's and agent4's seed memories name each other (one relationship at the sta
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -22,10 +23,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import REPO, run_grid
 
-from simulator.analysis.grid.measures import grid_measures
+from simulator.analysis.grid.measures import cell_summaries, grid_measures
 from simulator.analysis.grid.party import party_measures
 from simulator.analysis.grid.runs import load_runs
+from simulator.analysis.grid.table import export_grid
 from simulator.analysis.report import render_report
+from simulator.analysis.report.party_paper_html import cells_paper_table
 from simulator.domain.memory.settings import MemorySettings
 from simulator.services import experiments as exp_service
 from simulator.services import grid_runs
@@ -81,7 +84,7 @@ def party_run(store) -> str:
     return grid_runs.create(store, view, spec, "alice")["_id"]
 
 
-def test_the_papers_figures_worked_out_by_hand(store, stub):
+def test_the_papers_figures_worked_out_by_hand(store, stub, tmp_path):
     run_id = party_run(store)
     assert run_grid(store, run_id).status == "done"
     heard = {r["agent"] for r in store.grid_steps.for_run(run_id) if "agent0" in r["heard_from"]}
@@ -138,6 +141,23 @@ def test_the_papers_figures_worked_out_by_hand(store, stub):
     assert rows["interview answers hallucinated"] == ["6 of 453 (1.3%)", "2 of 64 (3.1%)"]
     assert rows["agents invited (heard of it before it began)"] == ["12", "3"]
     assert rows["invited agents who attended"] == ["5 of 12", "2 of 3 (66.7%)"]
+
+    # the export's run row carries the same figures
+    export_grid(store, [run_id], "jsonl", tmp_path / "out")
+    [exported] = [json.loads(line) for line in (tmp_path / "out" / "grid_runs.jsonl").open()]
+    assert {k: exported[k] for k in PAPER_MEASURES} == {k: row[k] for k in PAPER_MEASURES}
+
+    # a cell of two runs (this one, and one whose news reached everyone): mean and interval
+    other = {**row, "news_known": 8, "cell_key": row["cell_key"]}
+    [cell] = cell_summaries([row, other])
+    assert (
+        cell["news_known_mean"] == 6 and cell["news_known_ci_low"] < 6 < cell["news_known_ci_high"]
+    )
+    table = cells_paper_table([cell])
+    assert "<th>paper (Park et al. 2023)</th>" in table and "(n = 2)" in table
+    low, high = cell["news_known_ci_low"], cell["news_known_ci_high"]
+    assert f"<td class=num>6 [{low:.3g}, {high:.3g}]</td>" in table
+    assert "<td class=num>0.25 [0.25, 0.25]</td>" in table  # the density, equal in both
 
 
 PAPER_MEASURES = (

@@ -165,7 +165,7 @@ def test_export_writes_the_step_table(mock_store, tmp_path, fmt):
     _, run_id = _stored(mock_store)
     files = export_grid(mock_store, [run_id], fmt, tmp_path / "out")
     assert [f["table"] for f in files] == list(GRID_TABLES)
-    assert [f["rows"] for f in files] == [1, 24]
+    assert [f["rows"] for f in files] == [1, 24, 0]  # no personality test: no grid_personality row
     path = tmp_path / "out" / f"grid_steps.{fmt}"
     if fmt == "csv":
         with path.open(encoding="utf-8", newline="") as handle:
@@ -230,6 +230,7 @@ def test_cli_measures_and_export_on_a_grid_run_and_sweep(run_cli, tmp_path, monk
     assert {f["table"]: f["rows"] for f in done.json()["files"]} == {
         "grid_runs": 4,
         "grid_steps": 96,
+        "grid_personality": 0,  # the runs took no personality test
     }
     done = run_cli(["export", run_id, "-o", str(tmp_path / "one")], env=env)
     assert done.code == 0, done.err

@@ -4,6 +4,8 @@ stored on the run and typed by the inventory's key; a resumed run replays the te
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 from grid_helpers import GRID_YAML, run_grid, scripted
@@ -77,6 +79,19 @@ def test_first_and_last_tests_are_asked_parsed_stored_and_typed(run_cli, tmp_pat
     assert run["personality_changed"] == 0
     assert run["personality_fallbacks"] == 0
     assert personality["counts"]["first"] == {"ESTJ": 1, "INFP": 1}
+    out = tmp_path / "export"
+    done = run_cli(["export", run_id, "--format", "jsonl", "-o", str(out), "--json"], env=env)
+    assert done.code == 0, done.err
+    assert {f["table"]: f["rows"] for f in done.json()["files"]}["grid_personality"] == 4
+    rows = [json.loads(line) for line in (out / "grid_personality.jsonl").read_text().splitlines()]
+    agent1 = [r for r in rows if r["agent"] == "agent1"]
+    assert [(r["when"], r["type"], r["changed"]) for r in agent1] == [
+        ("first", "INFP", False),
+        ("last", "INFP", False),
+    ]
+    # B is the I end of five of the eight E/I items (3, 7, 11, 19, 31), the E end of three
+    assert agent1[0]["share_I"] == 5 / 8 and agent1[0]["fallbacks"] == 0
+    assert agent1[0]["score_EI"] == 30 - 5 * 5 + 3 * 5  # the key: 30 - Q3 - Q7 - ... + Q27 - Q31
 
 
 def test_answers_naming_neither_letter_are_counted_not_guessed(run_cli, tmp_path, stub):

@@ -13,17 +13,23 @@ from typing import Any
 
 from simulator.analysis.exports import write_batches
 from simulator.analysis.grid.clusters import cluster_measures
+from simulator.analysis.grid.emotions import EMOTIONS, message_emotions, nrc_lexicon
 from simulator.analysis.grid.hallucinations import named_in
 from simulator.analysis.grid.hashtags import hashtags_in
 from simulator.analysis.grid.measures import party_summary
 from simulator.analysis.grid.moves import FALLBACK, bucket_of
 from simulator.analysis.grid.party import party_measures
+from simulator.analysis.grid.personality import (
+    personality_measures,
+    personality_rows,
+    personality_summary,
+)
 from simulator.analysis.grid.runs import GridRun, load_runs
 from simulator.analysis.tables import iso
 from simulator.domain.grid_measures import words_of_spec
 from simulator.errors import UserError
 
-GRID_TABLES = ("grid_runs", "grid_steps")
+GRID_TABLES = ("grid_runs", "grid_steps", "grid_personality")
 STEP_COLUMNS = (
     "conversation_id",
     "cell_key",
@@ -52,6 +58,9 @@ STEP_COLUMNS = (
     "memory",
     "cluster_after",
     "created_at",
+    # the message's NRC emotion scores (None without an emotion word or without the extra)
+    "emotion_dominant",
+    *(f"emotion_{e}" for e in EMOTIONS),
 )
 
 
@@ -143,9 +152,23 @@ def step_rows(run: GridRun, clusters: dict | None = None) -> list[dict]:
                 "memory": row.get("memory"),
                 "cluster_after": labels[step][index] if step < len(labels) else None,
                 "created_at": iso(row.get("created_at")),
+                **_emotion_columns(row.get("message")),
             }
         )
     return rows
+
+
+def _emotion_columns(message: str | None) -> dict:
+    """A message's emotion columns; all None without the `emotion` extra."""
+    try:
+        found = message_emotions(str(message or ""), nrc_lexicon())
+    except UserError:
+        return {"emotion_dominant": None, **{f"emotion_{e}": None for e in EMOTIONS}}
+    scores = found["scores"] or {}
+    return {
+        "emotion_dominant": found["dominant"],
+        **{f"emotion_{e}": scores.get(e) for e in EMOTIONS},
+    }
 
 
 def _clusters_if_possible(run: GridRun) -> dict | None:
@@ -160,7 +183,12 @@ def grid_table_batches(store: Any, run_ids: list[str]) -> Iterator[dict[str, lis
     """The two tables a run at a time (a run's rows fit in memory; a sweep's may not)."""
     for run in load_runs(store, run_ids):
         party = party_summary(party_measures(store, run))  # all None without a probe
-        yield {"grid_runs": [run_row(run, party)], "grid_steps": step_rows(run)}
+        tests = personality_measures(run)  # None without a personality test
+        yield {
+            "grid_runs": [run_row(run, party) | personality_summary(tests)],
+            "grid_steps": step_rows(run),
+            "grid_personality": personality_rows(run, tests),
+        }
 
 
 def export_grid(

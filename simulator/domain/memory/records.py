@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 MemoryType = Literal["observation", "chat", "thought", "plan"]
 MEMORY_TYPES: tuple[str, ...] = ("observation", "chat", "thought", "plan")
 # the types whose importance counts towards the next reflection: what the agent perceived,
-# not what it thought (the paper sums "the latest events perceived"; the reference code
-# decrements its trigger for events and chats only)
+# not what it thought (the paper sums "the latest events perceived"; the reference code's
+# perceive.py decrements its trigger for each new event, a conversation entering as the event
+# of it, its chat node uncounted; our chat lines stand for those events)
 PERCEIVED_TYPES: tuple[str, ...] = ("observation", "chat")
 # the types that may rest on other records (a plan made after a chat cites the chat)
 CITING_TYPES: tuple[str, ...] = ("thought", "plan")

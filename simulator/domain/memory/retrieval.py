@@ -134,10 +134,18 @@ def rank_order(
     return np.lexsort((-position, groups, last))
 
 
+_POWERS: dict[float, np.ndarray] = {}  # decay -> decay ** 1.. as far as asked so far
+
+
 def powers(decay: float, n: int) -> np.ndarray:
     """decay ** 1 .. decay ** n, each as Python's float power gives it (the code's own
-    `decay ** i`), so equal inputs give bit-equal scores."""
-    return np.fromiter((decay**i for i in range(1, n + 1)), dtype=np.float64, count=n)
+    `decay ** i`), so equal inputs give bit-equal scores; kept per decay, grown as asked."""
+    known = _POWERS.get(decay, np.zeros(0))
+    if known.size < n:
+        more = (decay**i for i in range(known.size + 1, n + 1))
+        known = np.concatenate([known, np.fromiter(more, dtype=np.float64)])
+        _POWERS[decay] = known
+    return known[:n]
 
 
 def recency_by_rank(
@@ -178,11 +186,18 @@ def score(
     now: int,
     settings: RetrievalSettings = PAPER,
     group: np.ndarray | None = None,
+    index: np.ndarray | None = None,
 ) -> Scores:
     """The three scaled terms and their weighted sum for every candidate (row i of each input
-    is candidate i, in stream order; rows of `unit_embeddings` have length 1, see
-    `unit_rows`; `group` as `rank_order` takes it). The sum runs recency, relevance,
-    importance, as new_retrieve adds them, so its totals are bit-equal to the code's."""
+    is record i, in stream order; rows of `unit_embeddings` have length 1, see `unit_rows`;
+    `group` as `rank_order` takes it; `index`: the records that are candidates, None for
+    all). The sum runs recency, relevance, importance, as new_retrieve adds them, so its
+    totals are bit-equal to the code's."""
+    cosines = relevance(unit_embeddings, query)  # one product over the matrix, then picked
+    if index is not None:
+        importance, last_accessed = np.asarray(importance)[index], np.asarray(last_accessed)[index]
+        cosines = cosines[index]
+        group = None if group is None else np.asarray(group)[index]
     order = None
     if settings.recency == "hours":
         raw_recency = recency_by_hours(last_accessed, now, settings.decay)
@@ -192,13 +207,13 @@ def score(
         raw_recency[order] = powers(settings.decay, order.size)
     rec = min_max(raw_recency)
     imp = min_max(np.asarray(importance, dtype=np.float64))
-    rel = min_max(relevance(unit_embeddings, query))
+    rel = min_max(cosines)
     total = (
         settings.recency_weight * rec
         + settings.relevance_weight * rel
         + settings.importance_weight * imp
     )
-    return Scores(rec, imp, rel, total, order)
+    return Scores(rec, imp, rel, total, order, index)
 
 
 def top_k(total: np.ndarray, k: int, order: np.ndarray | None = None) -> np.ndarray:

@@ -12,7 +12,6 @@ the engine hands each record its vector and persists what `retrieve` marks as ac
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 import numpy as np
 
@@ -144,27 +143,19 @@ class MemoryStream:
         (every record, or the settings' subset: `Scores.index` says which)."""
         n = len(self.records)
         group = self._group[:n]
-        if settings.candidates == "all":
-            return score(
-                self._importance[:n],
-                self._last[:n],
-                self.unit_embeddings,
-                query,
-                now,
-                settings,
-                group,
-            )
-        index = np.flatnonzero(candidate_mask(group, self._idle[:n], settings.candidates))
-        found = score(
-            self._importance[index],
-            self._last[index],
-            self.unit_embeddings[index],
+        index = None
+        if settings.candidates != "all":
+            index = np.flatnonzero(candidate_mask(group, self._idle[:n], settings.candidates))
+        return score(
+            self._importance[:n],
+            self._last[:n],
+            self.unit_embeddings,
             query,
             now,
             settings,
-            group[index],
+            group,
+            index,
         )
-        return replace(found, index=index)
 
     def retrieve(
         self,

@@ -26,11 +26,18 @@ import numpy as np
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.memory.agent_memory import AgentMemory
 from simulator.domain.memory.parsers import (
+    ImportanceRating,
     parse_importance,
     parse_insights,
     parse_questions,
 )
-from simulator.domain.memory.records import MemoryRecord, MemoryType, memory_id
+from simulator.domain.memory.records import (
+    MIN_IMPORTANCE,
+    MemoryRecord,
+    MemoryType,
+    is_action,
+    memory_id,
+)
 from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
@@ -44,6 +51,7 @@ IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not p
 REFLECTIONS = "reflections"  # counter: reflections run
 INSIGHT_FALLBACKS = "insight_fallbacks"  # counter: insights that cited no evidence
 RATING = GenerationParams(temperature=0.0, max_tokens=8)
+UNRATED = ImportanceRating(MIN_IMPORTANCE, False)  # what an action record (never rated) carries
 # the keeper's counters, stored on each step's rows (`memory_counters`) so a resumed run
 # continues them from its last complete step instead of from 0
 COUNTERS = (IMPORTANCE_FALLBACKS, REFLECTIONS, INSIGHT_FALLBACKS, *PLANNING_COUNTERS)
@@ -238,12 +246,13 @@ class MemoryKeeper:
                 )
             reuse = stored if stored is not None and stored[1] is not None else None
             planned.append((agent, kind, text, evidence, seq, reuse))
-        to_rate = [p for p in planned if p[5] is None]
+        # a plan's 5-15-minute actions are the planner's scratch (records.is_action): not rated
+        to_rate = [p for p in planned if p[5] is None and not is_action(p[1], p[2])]
         replies = await calls.run([self._rating_call(step, p[0], p[4], p[2]) for p in to_rate])
         ratings = {
             (p[0], p[4]): parse_importance(r.text) for p, r in zip(to_rate, replies, strict=True)
         }
-        fresh_texts = [p[2] for p in to_rate]
+        fresh_texts = [p[2] for p in planned if p[5] is None]
         fresh_vectors = await aembed(self._embedder, fresh_texts) if fresh_texts else None
         vectors = iter([] if fresh_vectors is None else list(fresh_vectors))
         made: list[tuple[MemoryRecord, np.ndarray, bool]] = []
@@ -252,7 +261,7 @@ class MemoryKeeper:
             if reuse is not None:
                 record, vector = reuse[0], reuse[1]
             else:
-                rating = ratings[(agent, seq)]
+                rating = ratings.get((agent, seq), UNRATED)
                 record = memory.stream.make(
                     kind,
                     text,

@@ -10,6 +10,7 @@ same id and the store keeps one copy (`memory_id`, like `round_id` for network r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -25,6 +26,18 @@ PERCEIVED_TYPES: tuple[str, ...] = ("observation", "chat")
 # the types that may rest on other records (a plan made after a chat cites the chat)
 CITING_TYPES: tuple[str, ...] = ("thought", "plan")
 MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+# a plan's third level, "HH:MM-HH:MM what" (engine/memory_planning.py): the reference code
+# keeps these 5-15-minute actions in the persona's scratch (f_daily_schedule), never as nodes
+# of its associative memory, so here they are stored (for the browser and a resumed run) but
+# not rated, never retrieved and never reflected on
+ACTION_TEXT = re.compile(r"^\d{2}:\d{2}-\d{2}:\d{2} ", re.S)
+
+
+def is_action(memory_type: str, text: str) -> bool:
+    """Whether a record is a plan's 5-15-minute action (scratch, not memory: see above)."""
+    return memory_type == "plan" and ACTION_TEXT.match(text) is not None
+
+
 MINUTES_PER_HOUR = 60
 SEQ_DIGITS = 6  # ids sort in stream order up to a million records per agent
 

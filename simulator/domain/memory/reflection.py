@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator.domain.memory.records import MemoryRecord
+from simulator.domain.memory.records import MemoryRecord, is_action
 
 
 class ReflectionSettings(BaseModel):
@@ -92,9 +92,11 @@ class ReflectionTrigger:
 
 
 def recent_for_reflection(records: Sequence[MemoryRecord], n: int = 100) -> list[MemoryRecord]:
-    """The `n` most recently made records, oldest first, whatever their type: what the
-    salient questions are asked about (ties in `created` keep stream order)."""
-    ordered = sorted(records, key=lambda r: (r.created, r.seq))
+    """The `n` most recently made records, oldest first, whatever their type (a plan's
+    5-15-minute actions aside: scratch, see records.is_action): what the salient questions
+    are asked about (ties in `created` keep stream order)."""
+    kept = [r for r in records if not is_action(r.type, r.text)]
+    ordered = sorted(kept, key=lambda r: (r.created, r.seq))
     return ordered[-n:] if n > 0 else []
 
 

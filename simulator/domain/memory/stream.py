@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from simulator.domain.memory.records import MemoryRecord, MemoryType, new_record
+from simulator.domain.memory.records import MemoryRecord, MemoryType, is_action, new_record
 from simulator.domain.memory.retrieval import (
     IDLE_WORD,
     PAPER,
@@ -43,6 +43,7 @@ class MemoryStream:
         self._last = np.zeros(INITIAL_CAPACITY, dtype=np.int64)
         self._group = np.zeros(INITIAL_CAPACITY, dtype=np.int8)
         self._idle = np.zeros(INITIAL_CAPACITY, dtype=bool)
+        self._scratch = np.zeros(INITIAL_CAPACITY, dtype=bool)  # never a candidate
         self._unit: np.ndarray | None = None  # (capacity, dim) float32, made at the first add
 
     @classmethod
@@ -134,6 +135,7 @@ class MemoryStream:
         self._last[start:end] = [r.last_accessed for r in records]
         self._group[start:end] = [group_of(r.type) for r in records]
         self._idle[start:end] = [IDLE_WORD in r.text for r in records]
+        self._scratch[start:end] = [is_action(r.type, r.text) for r in records]
         for offset, record in enumerate(records):
             self._at[record.id] = start + offset
         self.records.extend(records)
@@ -144,8 +146,10 @@ class MemoryStream:
         n = len(self.records)
         group = self._group[:n]
         index = None
-        if settings.candidates != "all":
-            index = np.flatnonzero(candidate_mask(group, self._idle[:n], settings.candidates))
+        scratch = self._scratch[:n]
+        if settings.candidates != "all" or scratch.any():  # a plan's actions: never candidates
+            mask = candidate_mask(group, self._idle[:n], settings.candidates) & ~scratch
+            index = np.flatnonzero(mask)
         return score(
             self._importance[:n],
             self._last[:n],
@@ -195,6 +199,7 @@ class MemoryStream:
         self._last = _grown(self._last, new)
         self._group = _grown(self._group, new)
         self._idle = _grown(self._idle, new)
+        self._scratch = _grown(self._scratch, new)
         unit = np.zeros((new, self._dim or 0), dtype=np.float32)
         if self._unit is not None:
             unit[: len(self.records)] = self._unit[: len(self.records)]

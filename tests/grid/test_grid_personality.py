@@ -92,6 +92,17 @@ def test_first_and_last_tests_are_asked_parsed_stored_and_typed(run_cli, tmp_pat
     # B is the I end of five of the eight E/I items (3, 7, 11, 19, 31), the E end of three
     assert agent1[0]["share_I"] == 5 / 8 and agent1[0]["fallbacks"] == 0
     assert agent1[0]["score_EI"] == 30 - 5 * 5 + 3 * 5  # the key: 30 - Q3 - Q7 - ... + Q27 - Q31
+    # the report tabulates the types at the first and last step, and draws the emotions
+    page = tmp_path / "report.html"
+    made = run_cli(["report", run_id, "-o", str(page)], env=env)
+    assert made.code == 0, made.err
+    html = page.read_text()
+    table = html.split('<table class="personality-table">', 1)[1].split("</table>", 1)[0]
+    assert "<td>agent1</td><td>INFP</td><td>INFP</td>" in table
+    counts = html.split('<table class="personality-counts">', 1)[1].split("</table>", 1)[0]
+    assert "<td>ESTJ</td><td class=num>1</td><td class=num>1</td>" in counts
+    assert "0 of 2 agents changed type." in html
+    assert "Emotions over time" in html
 
 
 def test_answers_naming_neither_letter_are_counted_not_guessed(run_cli, tmp_path, stub):

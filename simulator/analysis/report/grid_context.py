@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from simulator.analysis.grid.emotions import emotion_note
 from simulator.analysis.grid.measures import (
     PACKAGED,
     SUMMARY,
@@ -89,6 +90,7 @@ def build_grid_context(
         grid_plots.hashtags_per_step_plot(cells),
         grid_plots.diversity_plot(cells, text_note),
         grid_plots.hallucinations_plot(cells),
+        grid_plots.emotions_plot(cells, " ".join(emotion_note())),
     ]
     if any(a.get("party") for _, a in chosen):
         plots.insert(0, grid_plots.news_plot(cells))
@@ -215,4 +217,5 @@ def run_details(run: GridRun, analysis: dict) -> dict:
             for name in run.names
         ],
         "hashtags": analysis["hashtags"]["tags"],
+        "personality": analysis.get("personality"),
     }

@@ -177,6 +177,37 @@ def _hashtags_table(tags: list[dict]) -> str:
     )
 
 
+def _personality_table(found: dict | None) -> str:
+    """Each agent's type before step 1 and after the last step, and the count of each type
+    at both times: the paper's table of types at step 0 against the end."""
+    if not found:
+        return ""
+    types, fallbacks = found["types"], found["fallbacks"]
+    rows = "".join(
+        f"<tr><td>{e(name)}</td><td>{e(t.get('first') or '–')}</td>"
+        f"<td>{e(t.get('last') or '–')}</td>"
+        f'<td class="num">{e(sum((fallbacks.get(name) or {}).values()))}</td></tr>'
+        for name, t in types.items()
+    )
+    counts = found["counts"]
+    every = sorted({k for when in counts.values() for k in when})
+    tally = "".join(
+        f"<tr><td>{e(k)}</td><td class=num>{e(counts.get('first', {}).get(k, 0))}</td>"
+        f"<td class=num>{e(counts.get('last', {}).get(k, 0))}</td></tr>"
+        for k in every
+    )
+    changed = found.get("changed")
+    said = "" if changed is None else f" {changed} of {found['compared']} agents changed type."
+    return (
+        f"<h3>Personality ({e(found['inventory'])})</h3><p class=muted>Type before step 1 "
+        f"and after the last step; unclear: answers naming neither A nor B.{e(said)}</p>"
+        '<table class="personality-table"><tr><th>agent</th><th>first</th><th>last</th>'
+        f"<th>unclear</th></tr>{rows}</table>"
+        '<table class="personality-counts"><tr><th>type</th><th>agents first</th>'
+        f"<th>agents last</th></tr>{tally}</table>"
+    )
+
+
 def _repetition(value: object) -> str:
     return "" if value is None else f" · #{e(value)}"
 
@@ -193,7 +224,8 @@ def agents_section(ctx: GridReportContext) -> str:
         parts.append(
             f"<details{' open' if n == 0 else ''}><summary><strong>{e(run['id'])}</strong> "
             f"<span class=muted>{e(run['cell'])}{_repetition(run['repetition'])}</span></summary>"
-            f"{_agents_table(run)}<h3>Hashtags</h3>{_hashtags_table(run['hashtags'])}</details>"
+            f"{_agents_table(run)}<h3>Hashtags</h3>{_hashtags_table(run['hashtags'])}"
+            f"{_personality_table(run.get('personality'))}</details>"
         )
     if not ctx.per_run:
         parts.append("<p class=muted>No runs yet.</p>")

@@ -7,6 +7,7 @@ the first replayed, since pooling hashtags or projections across runs would mean
 
 from __future__ import annotations
 
+from simulator.analysis.grid.emotions import EMOTIONS
 from simulator.analysis.grid.moves import BUCKETS
 from simulator.analysis.report.plots import (
     ROLE_PALETTE,
@@ -145,6 +146,39 @@ def hallucinations_plot(cells: list[dict]) -> Plot:
         "messages",
         1,
     )
+
+
+def emotions_plot(cells: list[dict], note: str = "") -> Plot:
+    """Each emotion's mean score per step, pooled over the cells (a sweep's per-cell
+    figures are the factor plots): how the community's emotions shift as it talks."""
+    plot = Plot(
+        "emotions",
+        "Emotions over time",
+        "Mean NRC Emotion Lexicon score of each step's messages that hold an emotion word, "
+        "per emotion, mean over the cells' step means (Takata et al. scored each message "
+        "with a classifier; see the world's page for what differs).",
+    )
+    series = {name: [c["series"].get(f"emotion_{name}") or [] for c in cells] for name in EMOTIONS}
+    if not any(v is not None for lists in series.values() for s in lists for v in s):
+        plot.note = note or "No emotion scores (no message held an emotion word)."
+        return plot
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    for n, (name, lists) in enumerate(series.items()):
+        longest = max((len(s) for s in lists), default=0)
+        points = []
+        for at in range(longest):
+            values = [s[at] for s in lists if at < len(s) and s[at] is not None]
+            if values:
+                points.append((at + 1, sum(values) / len(values)))
+        if points:
+            ax.plot([p for p, _ in points], [v for _, v in points], color=_colour(n), label=name)
+    ax.set_xlabel("step")
+    ax.set_ylabel("mean score")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8, ncol=4)
+    plot.data_uri = svg_uri(plt, fig, "emotions")
+    return plot
 
 
 def hashtag_timeline(tags: list[dict], run_id: str, steps: int) -> Plot:

@@ -25,6 +25,7 @@ from simulator.analysis.grid import measures as measures_mod
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.testing.personality_replies import by_agent, personality_reply
 
 SWEEP_YAML = REPO / "prompts" / "sweeps" / "takata_radius.yaml"
 SMALL = ["--radius", "0,25", "--seeds", "1,2", "--agents", "2", "--steps", "2"]
@@ -38,7 +39,8 @@ def fake_embed(texts):
 def env(tmp_path, monkeypatch):
     monkeypatch.setattr(measures_mod, "packaged_embedder", lambda: fake_embed)
     with StubLLMServer(models=["stub"]) as server:
-        server.reply_fn = scripted("x+1")
+        # the personality test: agent1 answers B to every item, agent0 A
+        server.reply_fn = personality_reply(by_agent({"agent1": "B"}), scripted("x+1"))
         yield {
             "SIM_DB": str(tmp_path / "store"),
             "SIM_USER": "alice",
@@ -46,8 +48,16 @@ def env(tmp_path, monkeypatch):
         }
 
 
-def _import(run_cli, env) -> str:
-    made = run_cli(["experiment", "import", str(GRID_YAML), "--json"], env=env)
+def _import(run_cli, env, personality: bool = False) -> str:
+    """The shipped experiment; with `personality`, the paper's test before step 1 and after
+    the last (the shipped file leaves it out: 640 more calls a run)."""
+    path = GRID_YAML
+    if personality:
+        data = yaml.safe_load(GRID_YAML.read_text(encoding="utf-8"))
+        data["personality"] = {"inventory": "oejts"}
+        path = Path(env["SIM_DB"]).parent / "takata_personality.yaml"
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    made = run_cli(["experiment", "import", str(path), "--json"], env=env)
     assert made.code == 0, made.err
     return made.json()["id"]
 
@@ -94,7 +104,7 @@ def test_the_shipped_sweep_is_the_papers_six_ranges_of_ten_trials(run_cli, env):
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
 def test_a_small_radius_sweep_gives_each_measure_against_r(run_cli, env, tmp_path):
-    exp = _import(run_cli, env)
+    exp = _import(run_cli, env, personality=True)
     create = ["sweep", "create", exp, str(SWEEP_YAML), "--llm", "openai:stub", *SMALL]
     made = run_cli([*create, "--yes", "--json"], env=env)
     assert made.code == 0, made.err
@@ -141,6 +151,14 @@ def test_a_small_radius_sweep_gives_each_measure_against_r(run_cli, env, tmp_pat
     assert cells["radius=0"]["mean_clusters_mean"] == pytest.approx(np.mean(shared[0]))
     for cell in cells.values():
         assert cell["share_x+1_mean"] == 1.0 and cell["share_stay_mean"] == 0.0
+        assert cell["share_fallback_mean"] == 0.0
+        # the personality test: two types (ESTJ, INFP) first and last, nobody changed
+        assert cell["personality_types_first_mean"] == 2.0
+        assert cell["personality_changed_mean"] == 0.0
+        assert cell["personality_fallbacks_mean"] == 0.0
+        # every paper measure has a value per R (emotion: the lexicon is a test extra)
+        for name in ("hallucination_share", "mean_message_msd", "emotion_none_share"):
+            assert cell[f"{name}_mean"] is not None, name
 
     page = tmp_path / "sweep.html"
     done = run_cli(["report", sweep_id, "-o", str(page)], env=env)

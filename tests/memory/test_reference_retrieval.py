@@ -29,9 +29,8 @@ from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
 from simulator.testing.memory_replies import memory_stream_reply
 
-FIXTURE = json.loads(
-    (Path(__file__).parents[1] / "fixtures" / "generative_agents" / "nodes.json").read_text()
-)
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "generative_agents"
+FIXTURE = json.loads((FIXTURES / "nodes.json").read_text())
 CODE_LIST = {"observation": "event", "thought": "thought", "plan": "thought", "chat": "chat"}
 
 
@@ -284,3 +283,14 @@ def test_bad_values_exit_2_naming_the_key(cli, tmp_path, memory, named):
     assert "Traceback" not in result.err
     assert named in result.err
     assert cli("experiment", "list", "--json").json() == []
+
+
+ORIGINAL = json.loads((FIXTURES / "original_top_k.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("k", [30, 8, 5, 3])
+def test_reference_retrieval_equals_the_original_codes_own_output(k):
+    """The orders the original new_retrieve printed for this fixture (run outside the
+    repository: tests/fixtures/generative_agents/original_top_k.json), not a restatement."""
+    _, ours = both({"retrieval": "reference", "top_k": k}, k)
+    assert ours == ORIGINAL["top_k"][str(k)]

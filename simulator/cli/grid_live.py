@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.rule import Rule
 
 from simulator.cli.live import LiveView
+from simulator.domain.grid import move_shown
 from simulator.domain.plural import count
 from simulator.engine import events as ev
 
@@ -85,9 +86,8 @@ class GridLiveView(LiveView):
             self._plain(f"--- step {event.step} ---")
             for row in event.rows:
                 x, y = row["position_after"]
-                flag = " [invalid move: stayed]" if row["move_fallback"] else ""
                 self._plain(
-                    f"{row['agent']} ({x},{y}) {row['move']}{flag}: {_one_line(row['message'])}"
+                    f"{row['agent']} ({x},{y}) {move_shown(row)}: {_one_line(row['message'])}"
                 )
             return
         self._stop_status()
@@ -95,11 +95,12 @@ class GridLiveView(LiveView):
         self._draw([tuple(r["position_after"]) for r in event.rows])
         for row in event.rows:
             x, y = row["position_after"]
-            flag = " [red](invalid move: stayed)[/]" if row["move_fallback"] else ""
+            move = escape(move_shown(row))
+            move = f"[red]{move}[/]" if row["move_fallback"] else move
             heard = len(row["heard_from"])
             self.console.print(
                 f"[bold cyan]{mark(row['agent_index'])} {escape(row['agent'])}[/] "
-                f"({x},{y}) {escape(row['move'])}{flag} [dim]heard {heard}[/]: "
+                f"({x},{y}) {move} [dim]heard {heard}[/]: "
                 f"{escape(_one_line(row['message']))}"
             )
 

@@ -201,10 +201,11 @@ def show_grid_steps(console: Console, data: dict) -> None:
             step = row["step"]
             console.print(Rule(f"Step {step}{_shared(row, run)}"))
         (x0, y0), (x1, y1) = row["position_before"], row["position_after"]
-        flag = " [red](invalid move: stayed)[/]" if row.get("move_fallback") else ""
+        flag = " [red](a fallback: the reply named no move)[/]" if row.get("move_fallback") else ""
+        move = "-" if row.get("move_fallback") else row["move"]
         heard = ", ".join(row["heard_from"]) or "nobody"
         console.print(
-            f"[bold cyan]{shown(row['agent'])}[/] ({x0},{y0}) {row['move']} -> ({x1},{y1}){flag}"
+            f"[bold cyan]{shown(row['agent'])}[/] ({x0},{y0}) {move} -> ({x1},{y1}){flag}"
             f" [dim]heard {escape(heard)}[/]"
         )
         console.print(f"  message: {shown(row['message'])}")

@@ -88,6 +88,12 @@ def parse_move(reply: str) -> tuple[str, bool]:
     return f"{found.group(1).lower()}{found.group(2)}1", False
 
 
+def move_shown(row: dict) -> str:
+    """A stored row's move as a reader should see it: a reply naming no command is shown as
+    a fallback (the agent did not move), never as the stay it is stored as."""
+    return "fallback (no move named, did not move)" if row.get("move_fallback") else row["move"]
+
+
 def moved(position: Position, move: str, width: int, height: int, torus: bool = True) -> Position:
     """Where a move lands: wrapped on a torus, held at the edge on a bounded field."""
     dx, dy = _STEPS[move]

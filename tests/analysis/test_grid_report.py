@@ -113,6 +113,7 @@ def test_grid_report_context(built):
         "unique_hashtags",
         "message_msd",
         "hallucinations",
+        "emotions",
         "hashtag-timeline",
         "projection",
     ]

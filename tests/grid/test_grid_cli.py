@@ -117,4 +117,4 @@ def test_the_live_field_marks_every_agent():
     view(ev.GridStepStored("conv_x", 1, rows))
     text = console.export_text()
     assert "Step 1" in text and ".01......." in text
-    assert "agent1 (2,0) x+1 (invalid move: stayed)" in text
+    assert "agent1 (2,0) fallback (no move named, did not move)" in text

@@ -138,6 +138,11 @@ def test_each_level_makes_the_calls_it_implies(run_cli, env, tmp_path):
             "recency_decay": 0.995,
             "recency": "hours",
             "candidates": "all",
+            # planning and reacting as the paper and the reference code
+            "plan_levels": 3,
+            "react": "every_step",
+            "talk": True,
+            "talk_turns": 16,
         }
         assert "memory.top_k: 10 (not given)" in full["spec"]["defaults_applied"]
         none = next(r for r in runs if r["cell"]["memory"] == "no_memory")

@@ -28,13 +28,19 @@ DEFAULT_GRID_MEASURES = (
     "hallucination_share",
 )
 PARTY_MEASURES = (  # shown by default when a run has a probe (the party)
+    "news_known_at_start",
+    "news_known",
     "news_known_share",
     "news_said_yes",
     "news_unbacked_yes",
     "news_unclear",
     "news_heard",
+    "relationship_density_at_start",
     "relationship_density",
+    "hallucinated_answer_share",
     "attended",
+    "invited",
+    "invited_attended",
 )
 
 

@@ -1,6 +1,6 @@
 """A grid run with the memory stream, as a user runs it: is it bound by the model calls?
 
-Issue 13's speed target: "a 25-agent, 2-simulated-day run on the stub is bound by the model
+The speed target: "a 25-agent, 2-simulated-day run on the stub is bound by the model
 calls (report the share of wall time spent outside them)". The shipped grid experiment
 (prompts/experiments/takata_grid.yaml) gets `memory: {kind: stream, minutes_per_step: M}`, is
 imported into a fresh store, and run by the real CLI process

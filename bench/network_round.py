@@ -1,6 +1,6 @@
 """A network round as a user runs it: the real `llm-sim run` process against the bare client.
 
-Issue 12's speed and memory target: "A 1,000-agent round on the loopback stub at 50 ms,
+The speed and memory target: "A 1,000-agent round on the loopback stub at 50 ms,
 concurrency 64: <= 1.2x the bare-client floor in the same run; memory stays flat over 20
 rounds (report peak RSS)."
 

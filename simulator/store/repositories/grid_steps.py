@@ -1,7 +1,7 @@
 """Grid steps: one document per (run, step, agent), inserted when the step is complete.
 
 The id says where a row belongs (`step_id`), so a rerun's insert of a stored step clashes
-instead of forking the run, as messages do. Field by field (issue 11, DESIGN "Worlds"):
+instead of forking the run, as messages do. Field by field (DESIGN "Worlds"):
 `position_before`/`position_after` [x, y], `message`, `recipients` (names that heard this
 agent's message), `heard_from` (names whose messages it read), `memory` (after this step),
 `move_reply` (the raw reply), `move`, `move_fallback` (the parse found no command).

@@ -362,15 +362,17 @@ class GridCommunity:
         return texts, [[r.id for r in records] for records in found]
 
     async def _perceive(self, step: int, messages: list[str], senders: list[list[int]]) -> None:
-        """Each agent's step as records of its stream: what it said, what each sender said."""
+        """Each agent's step as records of its stream: what it said, what each sender said
+        (observations: the events the agent perceived; see MemorySettings.heard_type)."""
         if self.keeper is None:
             return
+        heard = self.spec.memory.heard_type()
         perceived = []
         for i in range(self.world.agents):
             if messages[i]:
-                perceived.append(Perceived(i, "chat", f"I said: {messages[i]}"))
+                perceived.append(Perceived(i, heard, f"I said: {messages[i]}"))
             for j in senders[i]:
                 if j != i and messages[j]:
                     said = f"{self.names[j]} said: {messages[j]}"
-                    perceived.append(Perceived(i, "chat", said, source=j))
+                    perceived.append(Perceived(i, heard, said, source=j))
         await self.keeper.observe(self.calls, step, perceived)

@@ -82,7 +82,7 @@ def test_heard_messages_become_records_and_reflections_cite_them(store, stub, tm
     assert "grid_memory" not in purposes
     assert outcome.counters["reflections"] == 9 and outcome.counters["importance_fallbacks"] == 0
     stream = store.memories.stream(run_id, 0)
-    chats = [r for r in stream if r.type == "chat"]
+    chats = [r for r in stream if r.type == "observation"]  # what it said and heard
     thoughts = [r for r in stream if r.type == "thought"]
     assert len(chats) == 9 and len(thoughts) == 12
     assert [r.text for r in chats[:3]] == [
@@ -161,3 +161,24 @@ def test_an_unknown_embedder_is_refused_before_anything_is_stored(store, tmp_pat
         _view(store, tmp_path, {"kind": "stream", "embedder": "nonsense:thing"})
     assert store.db.experiments.count_documents({}) == before
     assert store.db.conversations.count_documents({}) == 0
+
+
+def test_with_the_reference_ranking_what_an_agent_heard_is_retrieved(store, stub, tmp_path):
+    """What a grid agent says and hears is perceived as events (observations), which the
+    reference code's retrieval reads; stored as chats, its candidates (events and thoughts)
+    would leave every heard message out."""
+    spec, run_id = _start(store, tmp_path, {**STREAM, "retrieval": "reference"}, steps=2)
+    assert spec.memory.candidates == "events_and_thoughts"
+    assert run_grid(store, run_id).status == "done"
+    stream = store.memories.stream(run_id, 0)
+    heard = [r.id for r in stream if r.text.startswith(("agent1 said: ", "agent2 said: "))]
+    assert heard and {r.type for r in stream if " said: " in r.text} == {"observation"}
+    rows = [r for r in store.grid_steps.for_run(run_id) if r["agent_index"] == 0]
+    shown = {i for row in rows if row["step"] == 2 for i in row["retrieved"]}
+    assert shown & set(heard)  # step 2's prompts show what the others said
+
+
+def test_a_spec_resolved_before_the_candidates_setting_keeps_storing_chats(store, stub, tmp_path):
+    spec, _ = _start(store, tmp_path, STREAM)
+    old = spec.memory.model_copy(update={"candidates": None})
+    assert spec.memory.heard_type() == "observation" and old.heard_type() == "chat"

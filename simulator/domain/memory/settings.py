@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from simulator.domain.memory.embedder_strings import DEFAULT_EMBEDDER, parse_embedder
+from simulator.domain.memory.records import MemoryType
 from simulator.domain.memory.reflection import PAPER_REFLECTION, REFERENCE_REFLECTION
 from simulator.domain.memory.retrieval import (
     PRESETS,
@@ -259,6 +260,14 @@ class MemorySettings(BaseModel):
         )
         talk = bool(self.talk)
         return levels, react, threshold, talk, self.talk_turns or CODE_TALK_TURNS
+
+    def heard_type(self) -> MemoryType:
+        """What a grid agent's record of its own and its neighbours' messages is: an
+        observation (the reference code perceives what happens around a persona as events,
+        and its retrieval reads events and thoughts, never chat nodes); a spec resolved
+        before the candidates could be chosen (`candidates` unset) stored chats, and keeps
+        doing so, so that its resumed runs replay their own history."""
+        return "chat" if self.is_stream and self.candidates is None else "observation"
 
     def describe(self) -> str:
         """One header line for a resolved block: what the agents remember and how."""

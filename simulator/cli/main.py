@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("simulator.cli.commands.analysis", "export_cmd"),
     "measures": ("simulator.cli.commands.analysis", "measures_cmd"),
     "score": ("simulator.cli.commands.score", "score"),
+    "agreement": ("simulator.cli.commands.agreement", "agreement_cmd"),
     "report": ("simulator.cli.commands.report", "report"),
     "import": ("simulator.cli.commands.import_reference", "import_group"),
 }

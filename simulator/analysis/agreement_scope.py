@@ -81,7 +81,7 @@ def check_factor(store: Any, scope: Scope, by: str | None) -> None:
 def scope_agreement(
     store: Any, scope: Scope, source_a: str, source_b: str, by: str | None = None
 ) -> dict:
-    """{measure: {group: Agreement}} plus counts; groups in scope order after `(all)`.
+    """{measure: {group: Agreement}} plus counts; groups sorted by name after `(all)`.
     Exit 2 when the two sources share no measure."""
     roles = [r["name"] for r in scope.experiment.get("roles", [])]
     rows: dict[str, list[tuple[str, object, object]]] = {m: [] for m in MEASURES}
@@ -117,7 +117,7 @@ def scope_agreement(
             continue  # a measure only one source gives: nothing to compare
 
         overall = agreement_by_group((ALL, a, b) for _, a, b in measured)
-        per_group = agreement_by_group(measured) if by else {}
+        per_group = dict(sorted(agreement_by_group(measured).items())) if by else {}
         results[measure] = {**overall, **per_group}
     if not results:
         raise UserError(

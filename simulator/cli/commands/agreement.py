@@ -106,9 +106,9 @@ def print_matrix(console: Console, group: str, result: Agreement, sources: tuple
     """Rows: the first source's labels; columns: the second's."""
     if not result.labels:
         return
-    table = Table(
-        title=Text(f"{visible(group)}: rows {sources[0]}, columns {sources[1]}", overflow="fold")
-    )
+    heading = f"{visible(group)}: rows {sources[0]}, columns {sources[1]}"
+    console.print(Text(heading, style="bold", overflow="fold"))
+    table = Table(show_header=True)
     table.add_column("", overflow="fold")
     for label in result.labels:
         table.add_column(label, justify="right", overflow="fold")

@@ -68,10 +68,14 @@ class Fields(Strict):
 class Transcript(Strict):
     """The column holding a whole conversation, and how one turn is written: `turn` is a regular
     expression with the named groups `speaker` and `text` (and optionally `turn`), matched
-    repeatedly; together the matches must cover the cell (only white space between them)."""
+    repeatedly; together the matches must cover the cell (only white space between them).
+    `turn_start`, a looser pattern, finds where turns seem to begin: each of its matches must
+    begin a turn, so a turn written wrongly is refused instead of read as part of the one
+    before. Turn numbers, where `turn` captures them, may never go down."""
 
     column: str
     turn: str
+    turn_start: str | None = None
     roles: dict[str, str] = Field(min_length=1)  # speaker name as written -> role
 
     @field_validator("turn")
@@ -84,6 +88,16 @@ class Transcript(Strict):
         missing = {"speaker", "text"} - set(pattern.groupindex)
         if missing:
             raise ValueError(f"the pattern lacks the named group(s) {sorted(missing)}")
+        return value
+
+    @field_validator("turn_start")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
         return value
 
 

@@ -7,6 +7,7 @@ one UserError naming the file, sheet, row and column of the first problem, with 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -163,9 +164,11 @@ def parse_transcript(cells: Cells, table: Table) -> list[Turn]:
     text = str(text)
     pattern = re.compile(spec.turn)
     turns: list[Turn] = []
+    starts: set[int] = set()
     at = 0
     for match in pattern.finditer(text):
         _check_gap(cells, spec.column, text, at, match.start())
+        starts.add(match.start())
         at = match.end()
         speaker = match.group("speaker").strip()
         if speaker not in spec.roles:
@@ -182,7 +185,35 @@ def parse_transcript(cells: Cells, table: Table) -> list[Turn]:
     _check_gap(cells, spec.column, text, at, len(text))
     if not turns:
         raise cells.fail(spec.column, "no turn matches transcript.turn", _turn_fix(table))
+    _check_starts(cells, table, text, starts)
+    _check_numbers(cells, spec.column, turns)
     return turns
+
+
+def _check_starts(cells: Cells, table: Table, text: str, starts: set[int]) -> None:
+    """Every place `turn_start` finds must begin a turn: a header written wrongly is refused."""
+    if not table.transcript.turn_start:
+        return
+    for loose in re.finditer(table.transcript.turn_start, text):
+        if loose.start() not in starts:
+            line = text[loose.start() :].split("\n", 1)[0]
+            raise cells.fail(
+                table.transcript.column,
+                f"a turn at character {loose.start()} is not written as transcript.turn "
+                f"expects: {' '.join(line.split())[:80]!r}",
+                "correct that turn in the sheet, or widen transcript.turn in the mapping",
+            )
+
+
+def _check_numbers(cells: Cells, ref: str, turns: list[Turn]) -> None:
+    numbers = [t.turn for t in turns if t.turn is not None]
+    for index, (before, after) in enumerate(itertools.pairwise(numbers), start=2):
+        if after < before:
+            raise cells.fail(
+                ref,
+                f"turn {index} is numbered {after}, after a turn numbered {before}",
+                "number the turns in order",
+            )
 
 
 def _check_gap(cells: Cells, ref: str, text: str, start: int, end: int) -> None:

@@ -22,11 +22,13 @@ from simulator.domain.experiment import Experiment, LLMChoice, Role, Section
 from simulator.domain.ids import content_hash
 from simulator.domain.table_mapping import TableMapping, load_mapping
 from simulator.domain.table_rows import ImportRow, Sheet, build_rows
+from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services.table_reading import read_sheets, sha256
 from simulator.store.repositories.experiments import imported_document
 from simulator.store.store import Store
 
 TOOL = "table"
+MAPPINGS_DIR = PROMPTS_DIR / "mappings"
 PLACEHOLDER_MODEL = "mock:imported"  # an experiment names a model; the source's are in the cells
 
 
@@ -113,7 +115,15 @@ def read_rows(mapping: TableMapping, folder: Path) -> tuple[list[ImportRow], dic
     return rows, {name: sha256(folder / name) for name in mapping.files()}
 
 
+def find_mapping(given: str | Path) -> Path:
+    """A mapping file, or the name of a shipped one (prompts/mappings/NAME.yaml)."""
+    path = Path(given)
+    shipped = MAPPINGS_DIR / f"{given}.yaml"
+    return shipped if not path.exists() and shipped.is_file() else path
+
+
 def plan(store: Store, mapping_path: str | Path, folder: str | Path | None) -> TablePlan:
+    mapping_path = find_mapping(mapping_path)
     mapping = load_mapping(mapping_path)
     base = Path(folder) if folder is not None else Path(mapping_path).parent
     rows, hashes = read_rows(mapping, base)

@@ -11,7 +11,7 @@ from simulator.services import table_import as service
 
 
 @click.command("table")
-@click.argument("mapping", type=click.Path(dir_okay=False))
+@click.argument("mapping")
 @click.option(
     "--from",
     "folder",
@@ -35,7 +35,8 @@ def table_cmd(
     (`label:SOURCE`, `score:SOURCE`). Every cell used is checked before anything is written:
     the first problem names the file, sheet, row and column (exit 2, nothing stored).
     Conversations the source marks failed are kept with status `failed`. A second import
-    adds nothing. prompts/mappings/prison_paper.yaml maps the prison experiment's release.
+    adds nothing. MAPPING is a YAML file or a shipped mapping's name: `prison_paper` reads
+    the labelled release of the prison experiment (see prompts/mappings/prison_paper.yaml).
     """
     plan = service.plan(app.store, mapping, folder)
     if not dry_run and plan.new_rows + ([] if plan.experiment_present else [None]):

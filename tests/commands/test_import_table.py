@@ -241,3 +241,40 @@ def test_a_conversation_missing_from_the_joined_table_is_refused(run_cli, target
     message = " ".join(result.err.split())
     assert f"id {gone} has no row in {JOINED}" in message
     _nothing_stored(open_target)
+
+
+SHEET_MAPPING = """
+name: sheets_only
+experiment: Factors from sheet names
+tables:
+  - files: [llama3.xlsx]
+    id: "#1"
+    sheet_factors: '^(?P<goal>[A-Za-z]+)_(?P<oversight>Yes|No)_res_ov_(?P<risks>Yes|No)_risks'
+    transcript:
+      column: conversation
+      turn: '(?ms)^Turn (?P<turn>\\d+) (?P<speaker>\\w+) : "?(?P<text>.*?)"?\\s*(?=^Turn |\\Z)'
+      roles: {Guard: Guard, Prisoner: Prisoner}
+    labels:
+      annotator_1: {column: GOAL1}
+"""
+
+
+def test_factors_from_sheet_names_without_a_joined_table(run_cli, target, tmp_path):
+    env, open_target = target
+    mapping = tmp_path / "sheets.yaml"
+    mapping.write_text(SHEET_MAPPING)
+    result = _import(run_cli, env, "--json", mapping=mapping)
+    assert result.code == 0, result.err
+    assert result.json()["failed"] == 0  # no `failed` rule: every conversation is done
+    store = open_target()
+    try:
+        docs = store.conversations.get_many(store.conversations.ids(result.json()["experiment_id"]))
+        sheets = openpyxl.load_workbook(FIXTURE / "llama3.xlsx").sheetnames
+        assert len(docs) == 2 * len(sheets)
+        for doc in docs:
+            parts = doc["source"]["sheet"].split("_")  # e.g. YardTime_No_res_ov_Yes_risks_cs
+            goal, oversight, risks = parts[0], parts[1], parts[4]
+            assert doc["cell"] == {"goal": goal, "oversight": oversight, "risks": risks}
+            assert doc["status"] == "done"
+    finally:
+        store.close()

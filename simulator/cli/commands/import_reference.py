@@ -163,3 +163,12 @@ def summary_lines(plan: service.ImportPlan) -> list[str]:
 
 def print_summary(console: Console, plan: service.ImportPlan, dry_run: bool) -> None:
     console.print(Group(summary_table(plan, dry_run), *summary_lines(plan)))
+
+
+def _add_table_command() -> None:
+    from simulator.cli.commands.import_table import table_cmd
+
+    import_group.add_command(table_cmd)
+
+
+_add_table_command()

@@ -136,6 +136,9 @@ class ExperimentsRepository:
             return False
         return True
 
+    def exists(self, experiment_id: str) -> bool:
+        return self._col.find_one(ours({"_id": experiment_id}), {"_id": 1}) is not None
+
     @staticmethod
     def version_of(experiment: AnyExperiment) -> str:
         """The version a conversation run from `experiment` records (`experiment_version`)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from simulator.store.batched import BatchReader
 from simulator.store.counting import count
@@ -41,6 +41,17 @@ class MessagesRepository:
             return True
         except DuplicateKeyError:
             return False
+
+    def insert_all(self, docs: list[dict]) -> None:
+        """Insert a whole transcript in one write (an import's); a message already stored is
+        left as it is."""
+        if not docs:
+            return
+        try:
+            self._col.insert_many([self.document(doc) for doc in docs], ordered=False)
+        except BulkWriteError as exc:
+            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
+                raise
 
     def get(self, conversation_id: str, day: int, index: int) -> dict | None:
         """One stored message by its place (an `_id` lookup), or None."""

@@ -30,9 +30,17 @@ def model_of(row: dict, roles: list[str]) -> str:
 def group_of(row: dict, by: str | None, roles: list[str]) -> str:
     if by is None:
         return ALL
-    if by == "model":
+    if by == "model" and "model" not in row:
         return model_of(row, roles)
     return str(row.get(by))
+
+
+def factors_of(doc: dict, roles: list[str]) -> dict:
+    """What `--by` groups on: an imported conversation's own factors (its cell: model, goal,
+    personas, ...), a run's conversations-table row otherwise."""
+    if doc.get("imported"):
+        return {str(k): v for k, v in (doc.get("cell") or {}).items()}
+    return conversation_row(doc, roles)
 
 
 def _latest(docs: list[dict]) -> tuple[dict, int]:
@@ -69,12 +77,12 @@ def check_factor(store: Any, scope: Scope, by: str | None) -> None:
     if by in (None, "model") or not scope.conversation_ids:
         return
     roles = [r["name"] for r in scope.experiment.get("roles", [])]
-    row = conversation_row(store.conversations.get_many(scope.conversation_ids[:1])[0], roles)
+    row = factors_of(store.conversations.get_many(scope.conversation_ids[:1])[0], roles)
     if by not in row:
         raise UserError(
             f"{by!r} is not a factor of these conversations",
             field="--by",
-            fix="use model, or a column of the conversations table: " + ", ".join(sorted(row)),
+            fix="use model, or one of these conversations' factors: " + ", ".join(sorted(row)),
         )
 
 
@@ -96,7 +104,7 @@ def scope_agreement(
                 if score.get("target_kind") == "conversation":
                     scored.setdefault((source, score["conversation_id"]), []).append(score)
         for doc in docs:
-            group = group_of(conversation_row(doc, roles), by, roles)
+            group = group_of(factors_of(doc, roles), by, roles)
             n_messages = (doc.get("counters") or {}).get("messages") or None
             labels = {}
             for source in (source_a, source_b):

@@ -278,3 +278,40 @@ def test_factors_from_sheet_names_without_a_joined_table(run_cli, target, tmp_pa
             assert doc["status"] == "done"
     finally:
         store.close()
+
+
+def test_agreement_on_the_imported_cut_equals_the_papers_computation(run_cli, target):
+    """Import, then `llm-sim agreement --by model`: each model's kappa of the two annotators'
+    goal labels and turn thirds equals what the paper's cohens_k_annotation.py computes on
+    the same rows (sklearn on the lower-cased, stripped columns, read here with openpyxl)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    env, _ = target
+    imported = _import(run_cli, env, "--json")
+    assert imported.code == 0, imported.err
+    experiment = imported.json()["experiment_id"]
+    outcomes = _outcomes()
+    columns = {"goal": ("GOAL1", "GOAL2"), "third": ("TURN1_DISCR", "TURN2_DISCR")}
+    sources = {
+        "goal": ("label:annotator_1", "label:annotator_2"),
+        "third": ("label:annotator_1_turn", "label:annotator_2_turn"),
+    }
+    for measure, (first, second) in columns.items():
+        pairs: dict[str, list[tuple[str, str]]] = {}
+        for name, _, row in _fixture_rows():
+            if name == "gpt.xlsx":  # its columns are named otherwise; its turns give thirds
+                continue
+            model = outcomes[row["#1"]]["llm"]
+            a, b = (str(row[c]).lower().strip() for c in (first, second))
+            pairs.setdefault(model, []).append((a, b))
+        found = run_cli(
+            ["agreement", experiment, "--between", *sources[measure], "--by", "model", "--json"],
+            env=env,
+        )
+        assert found.code == 0, found.err
+        groups = {g["group"]: g for g in found.json()["measures"][measure]}
+        for model, labelled in pairs.items():
+            expected = cohen_kappa_score([a for a, _ in labelled], [b for _, b in labelled])
+            assert groups[model]["n"] == len(labelled)
+            if expected == expected:  # NaN where the kappa is undefined
+                assert groups[model]["kappa"] == pytest.approx(expected, abs=1e-12), model

@@ -19,6 +19,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "prison_paper"
 MAPPING = REPO / "prompts" / "mappings" / "prison_paper.yaml"
 WORKBOOKS = ["llama3.xlsx", "command-r.xlsx", "orca2.xlsx", "gpt.xlsx"]
 JOINED = "updated_toxicity_analysis_scores_arrmay.xlsx"
+OPENAI = "updated_openai_toxicity_analysis_scores_arrmay.xlsx"
 
 
 def _rows(path: Path, sheet: str | None = None) -> list[dict]:
@@ -79,6 +80,8 @@ def test_imports_every_row_with_cell_messages_labels_and_failed_marks(run_cli, t
             *WORKBOOKS,
             JOINED,
             JOINED.replace("scores", "percentage"),
+            OPENAI,
+            OPENAI.replace("scores", "percentage"),
         }
         ids = store.conversations.ids(summary["experiment_id"])
         docs = store.conversations.get_many(ids)
@@ -128,6 +131,14 @@ def test_imports_every_row_with_cell_messages_labels_and_failed_marks(run_cli, t
             "third": int(outcome["turn_goal_achieved"])
         }
         assert scores["score:toxic_all"]["values"] == {"value": outcome["score_toxic_all"]}
+        moderation = {r["#1"]: r for r in _rows(FIXTURE / OPENAI)}[row["#1"]]
+        shares = {r["#1"]: r for r in _rows(FIXTURE / OPENAI.replace("scores", "percentage"))}
+        assert scores["score:harassment_guard"]["values"] == {
+            "value": moderation["score_toxic_guard_harassment"]
+        }
+        assert scores["score:violence_share_prisoner"]["values"] == {
+            "value": shares[row["#1"]]["perc_toxic_pris_violence"]
+        }
         assert scores["label:annotator_1"]["target_kind"] == "conversation"
         assert scores["label:annotator_1"]["details"]["sheet"] == sheet
         for source_id in failed:

@@ -8,8 +8,11 @@ expected values are read from the fixture's joined spreadsheet with openpyxl."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import shutil
+import sys
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,6 +29,8 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "prison_paper"
 JOINED = FIXTURE / "updated_toxicity_analysis_scores_arrmay.xlsx"
 OUTCOMES = ("Yes", "No", "NotTried", "NAN")
+sys.path.insert(0, str(REPO / "tests" / "analysis"))
+from cdp_browser import Browser  # noqa: E402 (tests/analysis/cdp_browser.py)
 
 
 def stand_in(conversations) -> list[PaperTable]:
@@ -64,9 +69,7 @@ def joined_outcomes() -> dict[str, Counter]:
 def imported(run_cli, store_uri, monkeypatch):
     monkeypatch.setattr(paper_measures, "PAPER_TABLE_BUILDERS", [stand_in])
     env = {"SIM_DB": store_uri, "SIM_DB_NAME": f"t_{uuid.uuid4().hex[:10]}", "SIM_USER": "alice"}
-    result = run_cli(
-        ["import", "table", "prison_paper", "--from", str(FIXTURE), "--json"], env=env
-    )
+    result = run_cli(["import", "table", "prison_paper", "--from", str(FIXTURE), "--json"], env=env)
     assert result.code == 0, result.err
     return env, result.json()["experiment_id"]
 
@@ -137,8 +140,6 @@ def test_export_writes_one_row_per_table_row(run_cli, imported, tmp_path):
     assert result.code == 0, result.err
     files = {f["table"]: f for f in result.json()["files"]}
     assert {"conversations", "messages", "scores", "paper_tables"} <= set(files)
-    import csv
-
     with (out / "paper_tables.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     counts = joined_outcomes()
@@ -181,3 +182,57 @@ def test_a_mock_judge_completes_the_pipeline(run_cli, imported):
     goal = agreement.json()["measures"]["goal"]
     assert goal[0]["n"] == 16
     assert {g["group"] for g in goal[1:]} == set(counts)
+
+
+class ConsoleBrowser(Browser):
+    """The test browser, keeping the page's errors: uncaught exceptions, console.error and
+    log entries at level error (a Content-Security-Policy refusal is one)."""
+
+    def __init__(self, profile: Path):
+        self.errors: list[dict] = []
+        super().__init__(profile, timeout=30)
+        for domain in ("Runtime.enable", "Log.enable"):
+            self.call(domain, session=self.session)
+
+    def _message(self, deadline: float) -> dict:
+        message = super()._message(deadline)
+        method, params = message.get("method"), message.get("params") or {}
+        level = {
+            "Runtime.exceptionThrown": "error",
+            "Runtime.consoleAPICalled": params.get("type"),
+            "Log.entryAdded": (params.get("entry") or {}).get("level"),
+        }.get(str(method))
+        if level == "error":
+            self.errors.append(params)
+        return message
+
+
+def test_the_report_draws_one_figure_per_table_with_no_console_error(run_cli, imported, tmp_path):
+    pytest.importorskip("matplotlib")
+    if shutil.which("chromium") is None:
+        pytest.skip("headless Chromium is not installed")
+    env, exp_id = imported
+    page = tmp_path / "report.html"
+    result = run_cli(["report", exp_id, "-o", str(page)], env=env)
+    assert result.code == 0, result.err
+    browser = ConsoleBrowser(tmp_path / "profile")
+    try:
+        browser.open(page.as_uri())
+        browser.wait_for("document.readyState === 'complete'", 20)
+        found = browser.js(
+            "(() => { const s = document.getElementById('paper'); return s && {"
+            "title: s.querySelector('h2').textContent, "
+            "keys: Array.from(s.querySelectorAll('figure')).map(f => f.dataset.key), "
+            "images: Array.from(s.querySelectorAll('figure img')).map(i => "
+            "[i.complete, i.naturalWidth > 0]), "
+            "rows: Array.from(s.querySelectorAll('figure table')).map(t => t.rows.length - 1),"
+            "link: !!document.querySelector('nav a[href=\"#paper\"]')}; })()"
+        )
+        assert found is not None
+        assert found["title"] == "The paper's tables and figures" and found["link"]
+        assert found["keys"] == [f"share_{o.lower()}_by_model" for o in OUTCOMES]
+        assert found["images"] == [[True, True]] * len(OUTCOMES)
+        assert found["rows"] == [len(joined_outcomes())] * len(OUTCOMES)
+        assert browser.errors == []
+    finally:
+        browser.close()

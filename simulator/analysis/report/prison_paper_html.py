@@ -30,14 +30,14 @@ def paper_figure(table: PaperTable) -> str | None:
     fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.28 * len(rows)))
     ys = list(range(len(rows)))[::-1]  # the first row on top, as in the table beneath
     values = [float(r.value) for r in rows]  # type: ignore[arg-type]
-    lows = [v - r.ci_low if r.ci_low is not None else 0.0 for v, r in zip(values, rows, strict=True)]
-    highs = [
-        r.ci_high - v if r.ci_high is not None else 0.0 for v, r in zip(values, rows, strict=True)
-    ]
+    pairs = list(zip(values, rows, strict=True))
+    lows = [v - r.ci_low if r.ci_low is not None else 0.0 for v, r in pairs]
+    highs = [r.ci_high - v if r.ci_high is not None else 0.0 for v, r in pairs]
     ax.barh(ys, values, color="#0e7c86", alpha=0.8)
     ax.errorbar(values, ys, xerr=[lows, highs], fmt="none", ecolor="#333333", capsize=3, lw=1)
     ax.set_yticks(ys, short_label([_label(r.group) for r in rows], 48), fontsize=8)
-    ax.set_xlabel(table.value_kind + (" (95% interval)" if any(r.ci_low is not None for r in rows) else ""))
+    interval = any(r.ci_low is not None for r in rows)
+    ax.set_xlabel(table.value_kind + (" (95% interval)" if interval else ""))
     ax.grid(axis="x", alpha=0.3)
     ax.set_ylim(-0.6, len(rows) - 0.4)
     return svg_uri(plt, fig, f"paper-{table.key}")
@@ -58,8 +58,7 @@ def _table(table: PaperTable) -> str:
         + "".join(f"<td>{e(r.group.get(g))}</td>" for g in table.group_by)
         + f'<td class="num">{e(_number(r.value, table.value_kind))}</td>'
         + f'<td class="num">{e(_number(r.ci_low, table.value_kind))} – '
-        f"{e(_number(r.ci_high, table.value_kind))}</td>"
-        + f'<td class="num">{e(r.n)}</td></tr>'
+        f"{e(_number(r.ci_high, table.value_kind))}</td>" + f'<td class="num">{e(r.n)}</td></tr>'
         for r in table.rows
     )
     return (

@@ -115,8 +115,9 @@ def _score_order(doc: dict) -> tuple:
 
 
 def cell_of(doc: dict) -> dict:
-    """The sweep cell, or the same factors derived from the spec of a single conversation."""
-    if doc.get("cell"):
+    """The sweep cell, or the same factors derived from the spec of a single conversation (an
+    imported conversation's `cell` holds its source's factors: its run cell is its spec's)."""
+    if doc.get("cell") and not doc.get("imported"):
         return doc["cell"]
     spec = doc.get("spec") or {}
 

@@ -8,6 +8,7 @@ including exceptions to inject faults; every call is recorded for assertions.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from simulator.domain.params import GenerationParams
 from simulator.llm.base import ChatMessage, Completion
 
+_EXAMPLE = re.compile(r"^For example: (\{.*\})\s*$", re.MULTILINE)
 _IGNORED = (
     "temperature",
     "top_p",
@@ -37,7 +39,9 @@ def _words(text: str) -> int:
 
 
 class MockBackend:
-    """Answers "[NAME] reply N to: <last user message>" unless a reply was enqueued.
+    """Answers "[NAME] reply N to: <last user message>" unless a reply was enqueued; asked for
+    a JSON object with an example (a judge's answer format ends "For example: {...}"), it
+    answers the example, so `llm-sim score --scorer judge:RUBRIC --llm mock:NAME` completes.
 
     N is 1 + the assistant turns in the prompt (the agent's own earlier replies), so a reply
     depends on its prompt alone: the conversations of a sweep sharing one backend, and a replay
@@ -82,6 +86,9 @@ class MockBackend:
 
     def _default_reply(self, messages: list[ChatMessage], number: int) -> str:
         last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        example = _EXAMPLE.search(last)
+        if example:
+            return example.group(1)
         last = " ".join(last.split())
         if len(last) > 60:
             last = last[:57] + "..."

@@ -70,7 +70,9 @@ async def score_target(
     The commands always pass the acting user; None (library use) writes scores naming no user.
     """
     docs = resolve_conversations(store, target_id)
-    done_docs = [d for d in docs if d.get("status") == "done"]
+    # an imported conversation is a whole transcript: its "failed" is its labellers' verdict
+    # (the paper's conversational failures), which a judge is there to give again
+    done_docs = [d for d in docs if d.get("status") == "done" or d.get("imported")]
     own_llms = llms is None
     access = llms or LLMAccess()
     try:

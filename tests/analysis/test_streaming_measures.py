@@ -28,6 +28,7 @@ from simulator.analysis.measures import (
     near_duplicate,
     normalise,
 )
+from simulator.analysis.prison_paper.measures import paper_tables
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.streaming import measure_scope
 from simulator.analysis.tables import (
@@ -282,6 +283,8 @@ def test_cli_measures_json_prints_what_it_printed_before(
     tables = old_load_tables(store, scope)
     rows = old_conversation_measures(tables)
     cells = old_cell_measures(rows, cell_labels(tables["conversations"]))
+    paper = paper_tables(store, scope)  # a plain sweep: none of the prison paper's tables
+    assert paper.tables == [] and paper.labels is None
     store.close()
     from simulator.analysis.measures import MEASURES
 
@@ -291,7 +294,15 @@ def test_cli_measures_json_prints_what_it_printed_before(
         "experiment_id": scope.experiment_id,
         "conversations": 6,
     }
-    expected = {"scope": info, "measures": MEASURES, "cells": cells, "conversations": rows}
+    expected = {
+        "scope": info,
+        "measures": MEASURES,
+        "cells": cells,
+        "conversations": rows,
+        "paper": [],
+        "paper_labels": None,
+        "paper_note": paper.note,
+    }
     result = run_cli(["measures", sweep_id, "--json"], env={"SIM_DB": db, "SIM_USER": "alice"})
     assert result.code == 0, result.err
     assert result.out == json.dumps(expected, indent=2, ensure_ascii=False, default=str) + "\n"

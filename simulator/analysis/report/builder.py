@@ -36,6 +36,7 @@ class ReportContext:
     roles: list[str] = field(default_factory=list)
     bodies: list[dict] = field(default_factory=list)  # one per transcripts["conversations"]
     branches: dict | None = None  # the scope's forks (branches_context.py); None: no fork
+    paper: Any = None  # the prison paper's tables (prison_paper/measures.PaperTables); or None
 
 
 def build_context(
@@ -44,6 +45,7 @@ def build_context(
     """Resolve the target (unless its `scope` is given), load its tables, compute measures and
     plots, pick transcripts."""
     from simulator.analysis import measures as measures_mod
+    from simulator.analysis.prison_paper.measures import paper_tables
     from simulator.analysis.report.branches_context import build_branches
     from simulator.analysis.scope import resolve_scope
     from simulator.analysis.tables import load_tables
@@ -81,6 +83,7 @@ def build_context(
         roles=roles,
         bodies=bodies,
         branches=build_branches(store, tables, conv_rows),
+        paper=paper_tables(store, scope),
     )
 
 

@@ -56,6 +56,7 @@ def render(ctx: ReportContext) -> str:
             sweep_section(ctx),
             measures_section(ctx),
             *([_branches(ctx.branches)] if ctx.branches else []),
+            _paper(ctx.paper),
             plots_section(ctx),
             transcripts_section(ctx),
         )
@@ -74,7 +75,8 @@ def render(ctx: ReportContext) -> str:
 <p>Experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·
 generated {e(ctx.generated_at)} by llm-sim</p></header>
 <nav><a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>
-<a href="#measures">Measures</a>{BRANCHES_LINK if ctx.branches else ""}<a href="#plots">Plots</a>
+<a href="#measures">Measures</a>{BRANCHES_LINK if ctx.branches else ""}{_paper_link(ctx.paper)}
+<a href="#plots">Plots</a>
 <a href="#transcripts">Transcripts</a></nav>
 <main>
 {body}
@@ -91,6 +93,18 @@ def _branches(data: dict) -> str:
     from simulator.analysis.report.branches_html import branches_section  # imports this module
 
     return branches_section(data)
+
+
+def _paper(found) -> str:
+    from simulator.analysis.report.prison_paper_html import paper_section  # imports this module
+
+    return paper_section(found) if found is not None else ""
+
+
+def _paper_link(found) -> str:
+    from simulator.analysis.report.prison_paper_html import LINK
+
+    return LINK if found is not None and found.tables else ""
 
 
 def transcript_bodies(ctx: ReportContext) -> str:

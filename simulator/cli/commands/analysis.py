@@ -12,13 +12,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from simulator.analysis.exports import FORMATS, check_output_dir
+from simulator.analysis.exports import FORMATS, check_output_dir, write_tables
 from simulator.analysis.measures import MEASURES
+from simulator.analysis.prison_paper.measures import PaperTables, export_rows, paper_tables
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.streaming import export_scope, measure_scope
 from simulator.cli.commands.grid_analysis import export_grid_scope, print_grid_measures
 from simulator.cli.commands.network_analysis import export_network_scope, print_network_measures
 from simulator.cli.context import AppContext
+from simulator.cli.paper_tables import pick, print_paper_tables
 from simulator.cli.transcript_view import natural_width
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import visible
@@ -26,6 +28,13 @@ from simulator.domain.network_experiment import is_network
 from simulator.errors import UserError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
+labels_option = click.option(
+    "--labels",
+    metavar="SOURCE",
+    help="The outcome labels of the prison paper's tables, e.g. label:adjudicated or "
+    "judge:prison_goal; default: label:adjudicated if present, else judge:prison_goal.",
+)
+PAPER_TABLES = "paper_tables"
 DEFAULT_MEASURES = (
     "words",
     "trimmed_share",
@@ -65,17 +74,29 @@ def _scope_info(scope) -> dict:
     type=click.Path(path_type=Path),  # checked by check_output_dir: one clear paragraph
     help="Folder for conversations, messages, summaries, calls and scores files.",
 )
+@labels_option
 @json_option
 @click.pass_obj
-def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json: bool) -> None:
-    """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis)."""
+def export_cmd(
+    app: AppContext, target_id: str, fmt: str, output: Path, labels: str | None, as_json: bool
+) -> None:
+    """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis).
+
+    Conversations with the prison paper's factors and outcome labels also get `paper_tables`:
+    one row per row of the paper's recomputed tables (key, paper_ref, the group's factors,
+    value, n, ci_low, ci_high)."""
     check_output_dir(output)  # before the work: a bad path costs nothing
     scope = resolve_scope(app.store, target_id)
     if is_network(scope.experiment):  # network_runs, network_rounds, their round measures
         return export_network_scope(app, scope, fmt, output, as_json)
     if is_grid(scope.experiment):  # grid_runs and grid_steps instead of the chat tables
         return export_grid_scope(app, scope, fmt, output, as_json)
+    found = paper_tables(app.store, scope, labels)  # before the files: a bad --labels exits 2
     files = export_scope(app.store, scope, fmt, output)  # batch by batch: memory stays flat
+    if found.tables:
+        rows = export_rows(found)
+        (path,) = write_tables({PAPER_TABLES: rows}, fmt, output)
+        files.append({"table": PAPER_TABLES, "path": str(path), "rows": len(rows)})
     if as_json:
         app.print_json({"scope": _scope_info(scope), "format": fmt, "files": files})
         return
@@ -97,15 +118,50 @@ def export_cmd(app: AppContext, target_id: str, fmt: str, output: Path, as_json:
     metavar="NAME",
     help="A measure to show (repeatable), e.g. words_Guard; default: a standard set.",
 )
+@labels_option
+@click.option(
+    "--paper",
+    "paper_only",
+    is_flag=True,
+    help="Show only the prison paper's tables (where the scope has them), not the cells.",
+)
+@click.option(
+    "--table",
+    "table_keys",
+    multiple=True,
+    metavar="KEY",
+    help="Show only this paper table (repeatable, e.g. failures_by_model); implies --paper.",
+)
 @json_option
 @click.pass_obj
-def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_json: bool) -> None:
-    """Built-in measures per cell: mean and 95% confidence interval over repetitions."""
+def measures_cmd(
+    app: AppContext,
+    target_id: str,
+    chosen: tuple[str, ...],
+    labels: str | None,
+    paper_only: bool,
+    table_keys: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Built-in measures per cell: mean and 95% confidence interval over repetitions.
+
+    Conversations with the prison paper's factors and outcome labels (its imported release, or
+    runs scored with --scorer judge:prison_goal) also get the paper's tables and figures,
+    recomputed with n and 95% intervals: printed after the cells (--paper: alone), and under
+    "paper" in --json."""
     scope = resolve_scope(app.store, target_id)
     if is_network(scope.experiment):  # per round, per run with its theory twin, per cell
         return print_network_measures(app, scope, chosen, as_json)
     if is_grid(scope.experiment):  # moves, clusters, hashtags, diversity per run and cell
         return print_grid_measures(app, scope, chosen, as_json)
+    found = paper_tables(app.store, scope, labels)
+    shown = pick(found, table_keys)
+    if paper_only or table_keys:
+        if as_json:
+            app.print_json(_paper_json(scope, found, shown))
+        else:
+            print_paper_tables(app.console, found, shown)
+        return
     measured = measure_scope(app.store, scope)  # batch by batch: a few numbers per conversation
     cells = measured.cells()
     if as_json:
@@ -115,9 +171,24 @@ def measures_cmd(app: AppContext, target_id: str, chosen: tuple[str, ...], as_js
                 "measures": MEASURES,
                 "cells": cells,
                 "conversations": _Rows(measured.rows, len(measured)),
+                **_paper_json(scope, found, shown, with_scope=False),
             }
         )
         return
+    _print_cells(app, scope, cells, chosen)
+    print_paper_tables(app.console, found, shown)
+
+
+def _paper_json(scope, found: PaperTables, shown: list, with_scope: bool = True) -> dict:
+    return {
+        **({"scope": _scope_info(scope)} if with_scope else {}),
+        "paper": [t.as_dict() for t in shown],
+        "paper_labels": found.labels,
+        "paper_note": found.note,
+    }
+
+
+def _print_cells(app: AppContext, scope, cells: list[dict], chosen: tuple[str, ...]) -> None:
     if not cells:
         app.console.print(f"No conversations in {scope.kind} {scope.id} yet.")
         return

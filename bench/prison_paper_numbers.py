@@ -30,52 +30,104 @@ class CliFailed(RuntimeError):
 def cli(args: list[str], data_dir: str) -> dict:
     """Run the CLI of this checkout (main.py) and parse its --json output."""
     env = {**os.environ, "SIM_DATA_DIR": data_dir}
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), *args], env=env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-3:])
         raise CliFailed(f"llm-sim {' '.join(args)} exited {done.returncode}: {tail}")
     return json.loads(done.stdout)
 
 
-def row_key(group: dict, measure: str | None) -> tuple:
-    """A row's identity: its group (sorted) and, when given, the measure it reports."""
-    return (tuple(sorted((k, str(v)) for k, v in group.items())), measure or "")
+# Which of our tables answers which of theirs: (their entry, their measure, our key); a row of
+# theirs that names a `role` (the bar charts) or an `outcome`/`third` keeps it in its group.
+MATCHES: tuple[tuple[str, str, str], ...] = (
+    *((f"Table {n}", "percent_failures", "failures_by_scenario") for n in (3, 4, 5, 6)),
+    ("Table 8", "P_attempt", "persuasion_attempts_by_model_goal"),
+    ("Table 8", "P_success_given_attempt", "persuasion_success_by_model_goal"),
+    *(
+        (f"Table {n}", "P_attempt", "persuasion_attempts_by_model_goal_personas")
+        for n in (9, 10, 11, 12)
+    ),
+    *(
+        (f"Table {n}", "P_success_given_attempt", "persuasion_success_by_model_goal_personas")
+        for n in (9, 10, 11, 12)
+    ),
+    ("Figure 2 (left)", "outcome_share", "outcome_distribution_by_model_goal"),
+    ("Figure 2 (left)", "third_share", "success_third_by_model_goal"),
+    ("Figure 4", "perc_toxic_all", "toxic_share_all_by_model_outcome_personas"),
+    ("Figure 37", "perc_toxic_pris", "toxic_share_prisoner_by_model_outcome_personas"),
+    ("Figure 38", "perc_toxic_guard", "toxic_share_guard_by_model_outcome_personas"),
+    *(
+        ("Figure 6", m, "toxigen_share_by_cell")
+        for m in ("perc_toxic_all", "perc_toxic_pris", "perc_toxic_guard")
+    ),
+    *(
+        ("Figure 8", m, "toxigen_score_by_cell")
+        for m in ("score_toxic_all", "score_toxic_pris", "score_toxic_guard")
+    ),
+    *(
+        ("Figure 13", f"perc_toxic_{w}_harassment", "harassment_share_by_cell")
+        for w in ("overall", "pris", "guard")
+    ),
+    *(
+        ("Figure 15", f"score_toxic_{w}_harassment", "harassment_score_by_cell")
+        for w in ("overall", "pris", "guard")
+    ),
+    *(
+        ("Figure 20", f"perc_toxic_{w}_violence", "violence_share_by_cell")
+        for w in ("overall", "pris", "guard")
+    ),
+    *(
+        ("Figure 22", f"score_toxic_{w}_violence", "violence_score_by_cell")
+        for w in ("overall", "pris", "guard")
+    ),
+)
 
 
-def index_rows(rows: list[dict], with_measure: bool) -> dict[tuple, dict]:
-    return {row_key(r.get("group", {}), r.get("measure") if with_measure else None): r
-            for r in rows}
+def row_key(group: dict) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in group.items()))
 
 
-def compare(ref: str, theirs: dict, ours: dict | None) -> str:
-    """Print one table's rows; return its summary line."""
+def their_group(row: dict) -> dict:
+    """Their row's group, with the role a bar chart's row names."""
+    return {**row.get("group", {}), **({"role": row["role"]} if row.get("role") else {})}
+
+
+def compare(ref: str, measure: str, theirs: dict, ours: dict | None, key: str) -> tuple:
+    """Print one measure's rows; return (summary line, rows compared, worst |diff|)."""
+    rows = [r for r in theirs["rows"] if r.get("measure") == measure]
     if ours is None:
-        return f"{ref}: ours missing ({len(theirs['rows'])} rows of theirs)"
-    our_rows = ours.get("rows", [])
-    with_measure = any("measure" in r for r in our_rows)
-    mine = index_rows(our_rows, with_measure)
-    their = index_rows(theirs["rows"], with_measure)
-    if not with_measure and len(their) < len(theirs["rows"]):
-        measures = sorted({r.get("measure", "") for r in theirs["rows"]})
-        wanted = ours.get("measure") or measures[0]
-        their = index_rows([r for r in theirs["rows"] if r.get("measure", "") == wanted], False)
-    worst, compared = 0.0, 0
-    for key, t in their.items():
-        o = mine.get(key)
-        label = ", ".join(f"{k}={v}" for k, v in key[0]) + (f" [{key[1]}]" if key[1] else "")
+        return f"{ref} [{measure}]: our {key} missing ({len(rows)} rows of theirs)", 0, 0.0
+    mine = {row_key(r["group"]): r for r in ours.get("rows", [])}
+    worst, compared, missing = 0.0, 0, 0
+    for t in rows:
+        o = mine.get(row_key(their_group(t)))
+        label = ", ".join(f"{k}={v}" for k, v in row_key(their_group(t)))
         if o is None:
+            missing += 1
             print(f"  {label}: theirs {t['value']!r}, ours missing")
             continue
         if t["value"] is None or o.get("value") is None:
+            same = t["value"] is None and o.get("value") is None
             print(f"  {label}: theirs {t['value']!r}, ours {o.get('value')!r}")
+            compared += int(same)
             continue
-        diff = float(o["value"]) - float(t["value"])
+        value = float(o["value"])
+        if round(float(t["value"]), 2) == float(t["value"]):  # their CSV's 2-decimal rounding
+            value = round(value, 2)
+        diff = value - float(t["value"])
         worst, compared = max(worst, abs(diff)), compared + 1
-        print(f"  {label}: theirs {t['value']:.4f}, ours {float(o['value']):.4f}, diff {diff:+.4f}")
-    only_ours = [k for k in mine if k not in their]
-    return (f"{ref}: {compared} rows compared, max |diff| {worst:.4g}, "
-            f"missing ours {len(their) - compared}, only ours {len(only_ours)}")
+        print(f"  {label}: theirs {t['value']:.6g}, ours {value:.6g}, {diff:+.2g}")
+    line = (
+        f"{ref} [{measure}] vs {key}: {compared} of {len(rows)} rows compared, "
+        f"max |diff| {worst:.3g}, missing ours {missing}"
+    )
+    return line, compared, worst
 
 
 def main() -> None:
@@ -85,8 +137,9 @@ def main() -> None:
     args = parser.parse_args()
     numbers = json.loads(Path(args.numbers).read_text())
     with tempfile.TemporaryDirectory(prefix="paper-numbers-") as data_dir:
-        imported = cli(["import", "table", "prison_paper", "--from", args.release, "--json"],
-                       data_dir)
+        imported = cli(
+            ["import", "table", "prison_paper", "--from", args.release, "--json"], data_dir
+        )
         try:
             measured = cli(["measures", imported["experiment_id"], "--json"], data_dir)
         except CliFailed as exc:
@@ -94,23 +147,27 @@ def main() -> None:
             return
     tables = measured.get("paper") if isinstance(measured, dict) else None
     if not tables:
-        print("measures --json has no 'paper' tables yet: nothing to compare "
-              f"({len(numbers)} tables and figures of the authors are waiting).")
+        print(
+            "measures --json has no 'paper' tables yet: nothing to compare "
+            f"({len(numbers)} tables and figures of the authors are waiting)."
+        )
         return
-    ours = {t.get("paper_ref"): t for t in tables}
-    summary = []
+    ours = {t["key"]: t for t in tables}
+    summary, total, worst_all = [], 0, 0.0
+    for ref, measure, key in MATCHES:
+        print(f"{ref} [{measure}] ({numbers[ref]['script']}) vs {key}:")
+        line, compared, worst = compare(ref, measure, numbers[ref], ours.get(key), key)
+        summary.append(line)
+        total, worst_all = total + compared, max(worst_all, worst)
+    matched = {ref for ref, _, _ in MATCHES}
     for ref, theirs in numbers.items():
-        if not theirs["rows"]:
-            summary.append(f"{ref}: no numbers of theirs (see its 'what')")
-            continue
-        print(f"{ref} ({theirs['script']}):")
-        summary.append(compare(ref, theirs, ours.get(ref)))
-    for ref in ours:
-        if ref not in numbers:
-            summary.append(f"{ref}: ours only, no numbers of theirs under that name")
+        if ref not in matched:
+            what = "no numbers" if not theirs["rows"] else f"{len(theirs['rows'])} rows"
+            summary.append(f"{ref}: not compared ({what} of theirs; {theirs['what'][:60]}...)")
     print("\nSummary")
     for line in summary:
         print(line)
+    print(f"{total} numbers compared, largest |difference| {worst_all:.3g}")
 
 
 if __name__ == "__main__":

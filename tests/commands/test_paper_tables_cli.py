@@ -236,3 +236,18 @@ def test_the_report_draws_one_figure_per_table_with_no_console_error(run_cli, im
         assert browser.errors == []
     finally:
         browser.close()
+
+
+def test_a_bar_whose_interval_end_equals_its_value_draws(monkeypatch):
+    """Floating point can put an interval's end a hair beyond its value (a mean of zeros with
+    its interval clipped at 0): the figure draws without a negative whisker."""
+    from simulator.analysis.prison_paper.table import PaperRow, PaperTable
+    from simulator.analysis.report.prison_paper_html import paper_figure
+
+    value = 0.1 + 0.2
+    rows = [
+        PaperRow({"model": "a"}, value, 3, value + 1e-17, value + 0.1),
+        PaperRow({"model": "b"}, 0.5, 3, 0.4, 0.5 - 1e-17),
+    ]
+    table = PaperTable("k", "t", "Figure 9", "mean", ["model"], rows)
+    assert paper_figure(table).startswith("data:image/svg+xml")

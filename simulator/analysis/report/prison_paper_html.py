@@ -31,8 +31,10 @@ def paper_figure(table: PaperTable) -> str | None:
     ys = list(range(len(rows)))[::-1]  # the first row on top, as in the table beneath
     values = [float(r.value) for r in rows]  # type: ignore[arg-type]
     pairs = list(zip(values, rows, strict=True))
-    lows = [v - r.ci_low if r.ci_low is not None else 0.0 for v, r in pairs]
-    highs = [r.ci_high - v if r.ci_high is not None else 0.0 for v, r in pairs]
+    # an interval whose end equals the value (a mean of zeros, or a t interval clipped at 0)
+    # can sit a rounding error beyond it: that side draws no whisker, never a negative one
+    lows = [max(v - r.ci_low, 0.0) if r.ci_low is not None else 0.0 for v, r in pairs]
+    highs = [max(r.ci_high - v, 0.0) if r.ci_high is not None else 0.0 for v, r in pairs]
     ax.barh(ys, values, color="#0e7c86", alpha=0.8)
     ax.errorbar(values, ys, xerr=[lows, highs], fmt="none", ecolor="#333333", capsize=3, lw=1)
     ax.set_yticks(ys, short_label([_label(r.group) for r in rows], 48), fontsize=8)

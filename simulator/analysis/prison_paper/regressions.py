@@ -273,8 +273,10 @@ def success_logit_table(conversations: Iterable[PaperConversation]) -> PaperTabl
             terms.append((factor, level))
             columns.append(np.array([float(v == level) for v in values]))
     for factor in ("risks", "oversight"):
-        terms.append((factor, ""))
-        columns.append(np.array([_binary(c, factor) for c in convs], dtype=float))
+        column = np.array([_binary(c, factor) for c in convs], dtype=float)
+        if column.min() != column.max():  # a constant one says nothing and stops Newton
+            terms.append((factor, ""))
+            columns.append(column)
     y = np.array([float(c.outcome == "Yes") for c in convs])
     try:
         fit = logit(np.column_stack(columns), y)

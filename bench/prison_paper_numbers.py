@@ -86,6 +86,34 @@ MATCHES: tuple[tuple[str, str, str], ...] = (
         ("Figure 22", f"score_toxic_{w}_violence", "violence_score_by_cell")
         for w in ("overall", "pris", "guard")
     ),
+    # The regression figures: one of our tables per fit, every panel (role) in its rows; a
+    # `_fractional` script's figure plots the same OLS fit as its plain twin.
+    *(
+        (ref, f"{stat}_toxic_{w}", key)
+        for refs, stat, key in (
+            (("Figure 3", "Figure 9"), "perc", "toxigen_share_ols"),
+            (("Figure 7", "Figure 10"), "score", "toxigen_score_ols"),
+        )
+        for ref in refs
+        for w in ("all", "pris", "guard")
+    ),
+    *(
+        (ref, f"{stat}_toxic_{w}_{kind}", f"{kind}_{name}_ols")
+        for kind, share_refs, score_refs in (
+            ("harassment", ("Figure 11", "Figure 16"), ("Figure 14", "Figure 17")),
+            ("violence", ("Figure 18", "Figure 23"), ("Figure 21", "Figure 24")),
+        )
+        for refs, stat, name in ((share_refs, "perc", "share"), (score_refs, "score", "score"))
+        for ref in refs
+        for w in ("overall", "pris", "guard")
+    ),
+    # The correlograms: their rows name no measure.
+    *(
+        (f"Figure {n} ({stat})", "", f"{kind}_{name}_correlations")
+        for n, kind in ((5, "toxigen"), (12, "harassment"), (19, "violence"))
+        for stat, name in (("percentage", "share"), ("score", "score"))
+    ),
+    ("Figure 2 (right)", "odds_ratio", "success_logit_odds_ratios"),
 )
 
 
@@ -94,13 +122,14 @@ def row_key(group: dict) -> tuple:
 
 
 def their_group(row: dict) -> dict:
-    """Their row's group, with the role a bar chart's row names."""
-    return {**row.get("group", {}), **({"role": row["role"]} if row.get("role") else {})}
+    """Their row's group, with the role a bar chart's row names and a regression's panel."""
+    extra = {k: row[k] for k in ("role", "panel") if row.get(k)}
+    return {**row.get("group", {}), **extra}
 
 
 def compare(ref: str, measure: str, theirs: dict, ours: dict | None, key: str) -> tuple:
     """Print one measure's rows; return (summary line, rows compared, worst |diff|)."""
-    rows = [r for r in theirs["rows"] if r.get("measure") == measure]
+    rows = [r for r in theirs["rows"] if r.get("measure", "") == measure]
     if ours is None:
         return f"{ref} [{measure}]: our {key} missing ({len(rows)} rows of theirs)", 0, 0.0
     mine = {row_key(r["group"]): r for r in ours.get("rows", [])}

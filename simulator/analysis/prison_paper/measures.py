@@ -50,6 +50,7 @@ def lazy(module: str, function: str) -> Builder:
 PAPER_TABLE_BUILDERS: list[Builder] = [
     lazy("simulator.analysis.prison_paper.outcomes", "outcome_tables"),
     lazy("simulator.analysis.prison_paper.toxicity", "toxicity_tables"),
+    lazy("simulator.analysis.prison_paper.regressions", "regression_tables"),
 ]
 
 

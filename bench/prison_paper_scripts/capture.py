@@ -13,6 +13,7 @@ Patches (nothing else in the script changes):
 Recording: Axes.bar / Axes.errorbar / seaborn.heatmap calls are logged on their axes; at each
 savefig the figure's axes (title, labels, tick labels) and their logged calls are written out.
 """
+
 import ast
 import json
 import re
@@ -59,8 +60,16 @@ _bar = Axes.bar
 
 
 def bar(self, x, height, width=0.8, bottom=None, **kw):
-    log(self, {"kind": "bar", "x": plain(x), "height": plain(height),
-               "yerr": plain(kw.get("yerr")), "label": kw.get("label")})
+    log(
+        self,
+        {
+            "kind": "bar",
+            "x": plain(x),
+            "height": plain(height),
+            "yerr": plain(kw.get("yerr")),
+            "label": kw.get("label"),
+        },
+    )
     return _bar(self, x, height, width, bottom, **kw)
 
 
@@ -68,8 +77,18 @@ _errorbar = Axes.errorbar
 
 
 def errorbar(self, x, y, yerr=None, xerr=None, *a, **kw):
-    log(self, {"kind": "errorbar", "x": plain(x), "y": plain(y), "xerr": plain(xerr),
-               "yerr": plain(yerr), "label": kw.get("label"), "color": plain(kw.get("color"))})
+    log(
+        self,
+        {
+            "kind": "errorbar",
+            "x": plain(x),
+            "y": plain(y),
+            "xerr": plain(xerr),
+            "yerr": plain(yerr),
+            "label": kw.get("label"),
+            "color": plain(kw.get("color")),
+        },
+    )
     return _errorbar(self, x, y, yerr, xerr, *a, **kw)
 
 
@@ -93,16 +112,17 @@ _savefig = Figure.savefig
 def savefig(self, fname, *a, **kw):
     axes = []
     for ax in self.axes:
-        axes.append({
-            "title": ax.get_title(),
-            "xlabel": ax.get_xlabel(),
-            "ylabel": ax.get_ylabel(),
-            "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
-            "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
-            "calls": ax.__dict__.get("_q1_calls", []),
-        })
-    FIGURES.append({"file": str(fname), "texts": [t.get_text() for t in self.texts],
-                    "axes": axes})
+        axes.append(
+            {
+                "title": ax.get_title(),
+                "xlabel": ax.get_xlabel(),
+                "ylabel": ax.get_ylabel(),
+                "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
+                "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
+                "calls": ax.__dict__.get("_q1_calls", []),
+            }
+        )
+    FIGURES.append({"file": str(fname), "texts": [t.get_text() for t in self.texts], "axes": axes})
     return _savefig(self, fname, *a, **kw)
 
 
@@ -115,8 +135,11 @@ def main(script, out, dump=()):
     lines = []
     dropped = []
     for i, line in enumerate(text.splitlines(), 1):
-        if (line.lstrip().startswith("%") or re.match(r"\s*os\.chdir\(", line)
-                or line.strip() == "'''''''"):
+        if (
+            line.lstrip().startswith("%")
+            or re.match(r"\s*os\.chdir\(", line)
+            or line.strip() == "'''''''"
+        ):
             dropped.append({"line": i, "text": line})
             lines.append("")
         else:
@@ -129,15 +152,32 @@ def main(script, out, dump=()):
         try:
             exec(code, env)
         except Exception as exc:
-            errors.append({"line": node.lineno, "error": f"{type(exc).__name__}: {exc}",
-                           "trace": traceback.format_exc(limit=2)[-600:]})
+            errors.append(
+                {
+                    "line": node.lineno,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "trace": traceback.format_exc(limit=2)[-600:],
+                }
+            )
             print(f"[capture] line {node.lineno}: {type(exc).__name__}: {exc}", flush=True)
     plt.close("all")
-    frames = {name: json.loads(env[name].to_json(orient="records"))
-              for name in dump if isinstance(env.get(name), pd.DataFrame)}
+    frames = {
+        name: json.loads(env[name].to_json(orient="records"))
+        for name in dump
+        if isinstance(env.get(name), pd.DataFrame)
+    }
     with open(out, "w") as fh:
-        json.dump({"script": script, "dropped_lines": dropped, "errors": errors,
-                   "figures": FIGURES, "frames": frames}, fh, indent=1)
+        json.dump(
+            {
+                "script": script,
+                "dropped_lines": dropped,
+                "errors": errors,
+                "figures": FIGURES,
+                "frames": frames,
+            },
+            fh,
+            indent=1,
+        )
 
 
 if __name__ == "__main__":

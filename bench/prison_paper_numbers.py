@@ -133,13 +133,17 @@ def compare(ref: str, measure: str, theirs: dict, ours: dict | None, key: str) -
     if ours is None:
         return f"{ref} [{measure}]: our {key} missing ({len(rows)} rows of theirs)", 0, 0.0
     mine = {row_key(r["group"]): r for r in ours.get("rows", [])}
-    worst, compared, missing = 0.0, 0, 0
+    worst, compared, missing, unidentified = 0.0, 0, 0, 0
     for t in rows:
         o = mine.get(row_key(their_group(t)))
         label = ", ".join(f"{k}={v}" for k, v in row_key(their_group(t)))
         if o is None:
             missing += 1
             print(f"  {label}: theirs {t['value']!r}, ours missing")
+            continue
+        if (o.get("extra") or {}).get("identified") is False:
+            unidentified += 1  # collinear with others: any value fits, theirs is noise
+            print(f"  {label}: theirs {t['value']!r}, ours {o.get('value')!r} (not identified)")
             continue
         if t["value"] is None or o.get("value") is None:
             same = t["value"] is None and o.get("value") is None
@@ -155,6 +159,7 @@ def compare(ref: str, measure: str, theirs: dict, ours: dict | None, key: str) -
     line = (
         f"{ref} [{measure}] vs {key}: {compared} of {len(rows)} rows compared, "
         f"max |diff| {worst:.3g}, missing ours {missing}"
+        + (f", not identified {unidentified}" if unidentified else "")
     )
     return line, compared, worst
 

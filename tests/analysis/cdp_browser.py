@@ -132,3 +132,26 @@ class Browser:
             self.proc.wait()
         os.close(self._in)
         os.close(self._out)
+
+
+class ConsoleBrowser(Browser):
+    """The test browser, keeping the page's errors: uncaught exceptions, console.error and
+    log entries at level error (a Content-Security-Policy refusal is one)."""
+
+    def __init__(self, profile: Path):
+        self.errors: list[dict] = []
+        super().__init__(profile, timeout=30)
+        for domain in ("Runtime.enable", "Log.enable"):
+            self.call(domain, session=self.session)
+
+    def _message(self, deadline: float) -> dict:
+        message = super()._message(deadline)
+        method, params = message.get("method"), message.get("params") or {}
+        level = {
+            "Runtime.exceptionThrown": "error",
+            "Runtime.consoleAPICalled": params.get("type"),
+            "Log.entryAdded": (params.get("entry") or {}).get("level"),
+        }.get(str(method))
+        if level == "error":
+            self.errors.append(params)
+        return message

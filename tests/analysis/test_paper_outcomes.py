@@ -6,7 +6,7 @@ openpyxl and counted the scripts' way); hand-made conversations cover the edge c
 from __future__ import annotations
 
 import statistics
-import uuid
+import sys
 from pathlib import Path
 
 import openpyxl
@@ -14,14 +14,11 @@ import pytest
 
 from simulator.analysis.prison_paper.outcome_labels import canonical_outcome
 from simulator.analysis.prison_paper.outcomes import outcome_tables
-from simulator.analysis.prison_paper.rows import PaperConversation, paper_conversations
-from simulator.analysis.scope import resolve_scope
-from simulator.store.database import open_database
-from simulator.store.store import open_store
+from simulator.analysis.prison_paper.rows import PaperConversation
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "prison_paper"
-MAPPING = REPO / "prompts" / "mappings" / "prison_paper.yaml"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paper_import import FIXTURE, import_cut
+
 COLUMNS = {
     "model": "llm",
     "risks": "Risks",
@@ -63,17 +60,8 @@ def _table(tables, key):
 
 
 @pytest.fixture
-def imported(run_cli, store_uri):
-    db_name = f"t_{uuid.uuid4().hex[:10]}"
-    env = {"SIM_DB": store_uri, "SIM_DB_NAME": db_name, "SIM_USER": "alice"}
-    result = run_cli(["import", "table", str(MAPPING), "--from", str(FIXTURE), "--json"], env=env)
-    assert result.code == 0, result.err
-    store = open_store(open_database(store_uri, db_name))
-    try:
-        scope = resolve_scope(store, result.json()["experiment_id"])
-        yield list(paper_conversations(store, scope))
-    finally:
-        store.close()
+def imported(run_cli, store_uri) -> list[PaperConversation]:
+    return import_cut(run_cli, store_uri)
 
 
 def test_failure_tables_follow_the_failures_script(imported):

@@ -7,26 +7,23 @@ from __future__ import annotations
 
 import math
 import statistics
-import uuid
+import sys
 from pathlib import Path
 
 import openpyxl
 import pytest
 
-from simulator.analysis.prison_paper.rows import PaperConversation, paper_conversations
+from simulator.analysis.prison_paper.rows import PaperConversation
 from simulator.analysis.prison_paper.toxicity import (
     BAR_CHARTS,
     GROUP_BY,
     bar_chart,
     toxicity_tables,
 )
-from simulator.analysis.scope import resolve_scope
-from simulator.store.database import open_database
-from simulator.store.store import open_store
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "prison_paper"
-MAPPING = REPO / "prompts" / "mappings" / "prison_paper.yaml"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paper_import import FIXTURE, import_cut
+
 # Each chart: the spreadsheet its script reads and its columns for all, prisoner and guard.
 SCRIPT_COLUMNS = {
     "toxigen_share_by_cell": (
@@ -86,16 +83,7 @@ def script_bars(name: str, columns: tuple[str, ...]) -> dict[tuple, tuple[float,
 
 @pytest.fixture
 def imported(run_cli, store_uri) -> list[PaperConversation]:
-    db_name = f"t_{uuid.uuid4().hex[:10]}"
-    env = {"SIM_DB": store_uri, "SIM_DB_NAME": db_name, "SIM_USER": "alice"}
-    result = run_cli(["import", "table", str(MAPPING), "--from", str(FIXTURE), "--json"], env=env)
-    assert result.code == 0, result.err
-    store = open_store(open_database(store_uri, db_name))
-    try:
-        scope = resolve_scope(store, result.json()["experiment_id"])
-        return list(paper_conversations(store, scope))
-    finally:
-        store.close()
+    return import_cut(run_cli, store_uri)
 
 
 def test_every_bar_equals_the_scripts_computation_on_the_cut(imported):

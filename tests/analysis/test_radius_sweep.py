@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from cdp_browser import Browser  # tests/analysis/cdp_browser.py
+from cdp_browser import ConsoleBrowser  # tests/analysis/cdp_browser.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, REPO, scripted
@@ -60,29 +60,6 @@ def _import(run_cli, env, personality: bool = False) -> str:
     made = run_cli(["experiment", "import", str(path), "--json"], env=env)
     assert made.code == 0, made.err
     return made.json()["id"]
-
-
-class ConsoleBrowser(Browser):
-    """The test browser, keeping the page's errors: uncaught exceptions, console.error and
-    log entries at level error (a Content-Security-Policy refusal is one)."""
-
-    def __init__(self, profile: Path):
-        self.errors: list[dict] = []
-        super().__init__(profile, timeout=30)
-        for domain in ("Runtime.enable", "Log.enable"):
-            self.call(domain, session=self.session)
-
-    def _message(self, deadline: float) -> dict:
-        message = super()._message(deadline)
-        method, params = message.get("method"), message.get("params") or {}
-        level = {
-            "Runtime.exceptionThrown": "error",
-            "Runtime.consoleAPICalled": params.get("type"),
-            "Log.entryAdded": (params.get("entry") or {}).get("level"),
-        }.get(str(method))
-        if level == "error":
-            self.errors.append(params)
-        return message
 
 
 def test_the_shipped_sweep_is_the_papers_six_ranges_of_ten_trials(run_cli, env):

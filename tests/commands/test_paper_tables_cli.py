@@ -30,7 +30,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "prison_paper"
 JOINED = FIXTURE / "updated_toxicity_analysis_scores_arrmay.xlsx"
 OUTCOMES = ("Yes", "No", "NotTried", "NAN")
 sys.path.insert(0, str(REPO / "tests" / "analysis"))
-from cdp_browser import Browser  # noqa: E402 (tests/analysis/cdp_browser.py)
+from cdp_browser import ConsoleBrowser  # noqa: E402 (tests/analysis/cdp_browser.py)
 
 
 def stand_in(conversations) -> list[PaperTable]:
@@ -182,29 +182,6 @@ def test_a_mock_judge_completes_the_pipeline(run_cli, imported):
     goal = agreement.json()["measures"]["goal"]
     assert goal[0]["n"] == 16
     assert {g["group"] for g in goal[1:]} == set(counts)
-
-
-class ConsoleBrowser(Browser):
-    """The test browser, keeping the page's errors: uncaught exceptions, console.error and
-    log entries at level error (a Content-Security-Policy refusal is one)."""
-
-    def __init__(self, profile: Path):
-        self.errors: list[dict] = []
-        super().__init__(profile, timeout=30)
-        for domain in ("Runtime.enable", "Log.enable"):
-            self.call(domain, session=self.session)
-
-    def _message(self, deadline: float) -> dict:
-        message = super()._message(deadline)
-        method, params = message.get("method"), message.get("params") or {}
-        level = {
-            "Runtime.exceptionThrown": "error",
-            "Runtime.consoleAPICalled": params.get("type"),
-            "Log.entryAdded": (params.get("entry") or {}).get("level"),
-        }.get(str(method))
-        if level == "error":
-            self.errors.append(params)
-        return message
 
 
 def test_the_report_draws_one_figure_per_table_with_no_console_error(run_cli, imported, tmp_path):

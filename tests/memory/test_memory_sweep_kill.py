@@ -123,8 +123,8 @@ def test_sigkill_mid_run_then_resume_rates_and_embeds_nothing_stored(tmp_path):
             assert ratings == sum(len(s) for s in streams)  # one rating per record, no more
             for stream in streams:
                 assert [r.seq for r in stream] == list(range(len(stream)))
-                chats = [r for r in stream if r.type == "chat"]
-                assert len(chats) == STEPS * AGENTS  # its own message and three heard, a step
+                heard = [r for r in stream if r.type == "observation"]  # said and heard
+                assert len(heard) == STEPS * AGENTS  # its own message and three heard, a step
                 assert len({r.text for r in stream}) == len(stream)  # no record made twice
             rows = store.grid_steps.for_run(run["_id"])
             assert len(rows) == AGENTS * STEPS and all(r["retrieved"] for r in rows)

@@ -53,7 +53,7 @@ def plain(v):
 
 
 def log(ax, rec):
-    ax.__dict__.setdefault("_q1_calls", []).append(rec)
+    ax.__dict__.setdefault("_captured_calls", []).append(rec)
 
 
 _bar = Axes.bar
@@ -119,7 +119,7 @@ def savefig(self, fname, *a, **kw):
                 "ylabel": ax.get_ylabel(),
                 "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
                 "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
-                "calls": ax.__dict__.get("_q1_calls", []),
+                "calls": ax.__dict__.get("_captured_calls", []),
             }
         )
     FIGURES.append({"file": str(fname), "texts": [t.get_text() for t in self.texts], "axes": axes})

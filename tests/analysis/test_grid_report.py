@@ -166,6 +166,10 @@ def test_cli_report_on_a_grid_run_and_a_grid_sweep(built, run_cli, monkeypatch, 
         assert f"wrote {output}" in said and f"{cells}, {replays}" in said
         page = output.read_text(encoding="utf-8")
         assert 'id="replay-step"' in page and "Grid experiment" in page
+    labelled = ["report", built["run_id"], "-o", str(tmp_path / "l.html"), "--labels", "x"]
+    refused = run_cli(labelled, env=built["env"])  # the paper's labels: refused, not ignored
+    assert refused.code == 2 and "--labels" in refused.err
+    assert not (tmp_path / "l.html").exists()
 
 
 @needs_chromium

@@ -228,3 +228,15 @@ def test_a_bar_whose_interval_end_equals_its_value_draws(monkeypatch):
     ]
     table = PaperTable("k", "t", "Figure 9", "mean", ["model"], rows)
     assert paper_figure(table).startswith("data:image/svg+xml")
+
+
+def test_the_report_takes_the_outcome_labels_measures_takes(run_cli, imported, tmp_path):
+    pytest.importorskip("matplotlib")
+    env, exp_id = imported
+    page = tmp_path / "report.html"
+    made = run_cli(["report", exp_id, "-o", str(page), "--labels", "label:annotator_1"], env=env)
+    assert made.code == 0, made.err
+    assert "outcomes from label:annotator_1" in page.read_text(encoding="utf-8")
+    bad = run_cli(["report", exp_id, "-o", str(tmp_path / "x.html"), "--labels", "nope"], env=env)
+    assert bad.code == 2 and "--labels" in bad.err and "label:adjudicated" in bad.err
+    assert not (tmp_path / "x.html").exists()

@@ -18,7 +18,11 @@ __all__ = ["ReportContext", "build_context", "render", "render_report", "write_r
 
 
 def render_report(
-    store: Store, target_id: str, per_cell: int = 20, round_index: int | None = None
+    store: Store,
+    target_id: str,
+    per_cell: int = 20,
+    round_index: int | None = None,
+    labels: str | None = None,
 ) -> tuple[str, ReportContext]:
     """The page as a string, with the context it was rendered from; a grid target gets the
     grid report (grid_context.py, grid_html.py) and its GridReportContext, a network target
@@ -28,6 +32,14 @@ def render_report(
     from simulator.domain.network_experiment import is_network
 
     scope = resolve_scope(store, target_id)
+    if labels is not None and (is_network(scope.experiment) or is_grid(scope.experiment)):
+        kind = (scope.experiment or {}).get("kind")
+        raise UserError(
+            f"outcome labels apply only to the prison paper's tables of chat conversations; "
+            f"{scope.id} is a {kind} {scope.kind}",
+            field="--labels",
+            fix="leave --labels out",
+        )
     if is_network(scope.experiment):
         from simulator.analysis.report.network_context import build_network_context
         from simulator.analysis.report.network_html import render_network
@@ -48,7 +60,7 @@ def render_report(
 
         grid = build_grid_context(store, scope, per_cell=per_cell)
         return render_grid(grid), grid  # type: ignore[return-value]
-    ctx = build_context(store, target_id, per_cell=per_cell, scope=scope)
+    ctx = build_context(store, target_id, per_cell=per_cell, scope=scope, paper_labels=labels)
     return render(ctx), ctx
 
 
@@ -59,10 +71,11 @@ def write_report(
     per_cell: int = 20,
     field: str = "--output",
     round_index: int | None = None,
+    labels: str | None = None,
 ) -> ReportContext:
     """Write the page atomically, so a browser never opens a half-written report; an output
     path that cannot be written is refused before the report is built."""
     check_output_file(output, field)
-    page, ctx = render_report(store, target_id, per_cell, round_index)
+    page, ctx = render_report(store, target_id, per_cell, round_index, labels)
     write_file_atomically(output, page, field)
     return ctx

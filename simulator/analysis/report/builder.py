@@ -40,10 +40,15 @@ class ReportContext:
 
 
 def build_context(
-    store: Store, target_id: str, per_cell: int = 20, scope: Any = None
+    store: Store,
+    target_id: str,
+    per_cell: int = 20,
+    scope: Any = None,
+    paper_labels: str | None = None,
 ) -> ReportContext:
     """Resolve the target (unless its `scope` is given), load its tables, compute measures and
-    plots, pick transcripts."""
+    plots, pick transcripts; the prison paper's tables from the outcome source
+    `paper_labels` (None: the default source)."""
     from simulator.analysis import measures as measures_mod
     from simulator.analysis.prison_paper.measures import paper_tables
     from simulator.analysis.report.branches_context import build_branches
@@ -83,7 +88,7 @@ def build_context(
         roles=roles,
         bodies=bodies,
         branches=build_branches(store, tables, conv_rows),
-        paper=paper_tables(store, scope),
+        paper=paper_tables(store, scope, paper_labels),
     )
 
 

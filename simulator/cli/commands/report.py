@@ -36,6 +36,12 @@ from simulator.domain.plural import count, nouns
     default=None,
     help="Opinion networks: the round the graphs are drawn at (default: the last).",
 )
+@click.option(
+    "--labels",
+    metavar="SOURCE",
+    help="The outcome labels of the prison paper's tables, e.g. label:adjudicated or "
+    "judge:prison_goal; default: label:adjudicated if present, else judge:prison_goal.",
+)
 @click.option("--open", "open_it", is_flag=True, help="Open the report in a web browser.")
 @click.pass_obj
 def report(
@@ -44,6 +50,7 @@ def report(
     output: Path,
     transcripts_per_cell: int,
     round_index: int | None,
+    labels: str | None,
     open_it: bool,
 ) -> None:
     """Write one HTML file: experiment, plan and status, measures, plots and transcripts."""
@@ -51,7 +58,12 @@ def report(
 
     with app.err.status("building the report…"):
         ctx = write_report(
-            app.store, target_id, output, per_cell=transcripts_per_cell, round_index=round_index
+            app.store,
+            target_id,
+            output,
+            per_cell=transcripts_per_cell,
+            round_index=round_index,
+            labels=labels,
         )
     shown = len(ctx.transcripts["conversations"])
     what = nouns(shown, "transcript")

@@ -42,6 +42,7 @@ from simulator.domain.memory.reflection import REFLECTION_PRESETS, cited
 from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
 from simulator.engine.memory_planning import PLANNING_COUNTERS, DayPlanner
+from simulator.engine.memory_reactions import react
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
 from simulator.llm.embeddings import Embedder, aembed
 from simulator.prompting import memory_prompts as mp
@@ -146,7 +147,7 @@ class MemoryKeeper:
                 await self._reflect(calls, step, now, agent)
         if self.settings.planning:
             sources = [p.source for p in perceived]
-            await self.planner.react(calls, step, now, [r for r, _ in records], sources)
+            await react(self.planner, calls, step, now, [r for r, _ in records], sources)
 
     def plans_today(self, step: int) -> bool:
         return self.planner.plans_today(step)

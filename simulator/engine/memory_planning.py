@@ -10,20 +10,19 @@ decomposed, the rest of that hour as actions (`memory_plan_actions`; a reply wit
 line is a counted fallback and the block stays one action). All are plan records: blocks cite
 the day's plan, actions the block (and the conversation that re-planned them).
 
-Reactions (`react`): with `react: every_step` (the code's `plan()`), each agent that perceived
-another agent this step picks one such perception at random (`_choose_retrieved`: others'
-events first, none of its own; this grid has no idle events to skip), is asked whether to talk
-(`memory_decide_talk`, after decide_to_talk) with the one it heard, and, if not, whether to
-react (`memory_react`): a yes re-plans its hour blocks from the hour the next step starts in.
-A talk (engine/memory_talk.py) re-plans both agents' actions for that hour. `importance_at_least`
-is our earlier rule (the most important new perception at `react_importance` or more, no talk);
-a spec stored before these settings existed runs it at 7 with two plan levels
-(`MemorySettings.plan_rules`). Records, calls and counters are the keeper's.
+Reactions (engine/memory_reactions.py): with `react: every_step` (the code's `plan()`), each
+agent that perceived another agent this step picks one such perception at random
+(`_choose_retrieved`: others' events first, none of its own; this grid has no idle events to
+skip), is asked whether to talk (`memory_decide_talk`, after decide_to_talk) with the one it
+heard, and, if not, whether to react (`memory_react`): a yes re-plans its hour blocks from the
+hour the next step starts in. A talk (engine/memory_talk.py) re-plans both agents' actions for
+that hour. `importance_at_least` is our earlier rule (the most important new perception at
+`react_importance` or more, no talk); a spec stored before these settings existed runs it at 7
+with two plan levels (`MemorySettings.plan_rules`). Records, calls and counters are the keeper's.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -32,8 +31,6 @@ from simulator.domain.memory.parsers import (
     parse_actions,
     parse_hourly_plan,
     parse_plan_items,
-    parse_reaction,
-    parse_yes_no,
 )
 from simulator.domain.memory.records import MemoryRecord
 from simulator.domain.memory.settings import DAY_START_HOUR, PLAN_END_HOUR
@@ -239,114 +236,6 @@ class DayPlanner:
                 wanted.append((i, "plan", action_text(at, at + minutes, what), cites))
                 at += minutes
         return wanted
-
-    # ---- reacting ----------------------------------------------------------------------
-    async def react(
-        self,
-        calls: ActorCalls,
-        step: int,
-        now: int,
-        records: list[MemoryRecord],
-        sources: list[int | None],
-    ) -> None:
-        """Ask for reactions to this step's perceptions (the module docstring); `sources[n]`
-        is the agent whose words `records[n]` holds (None: no other agent's)."""
-        self.talks = {}
-        _, rule, threshold, talk, _ = self.keeper.settings.plan_rules()
-        if rule == "importance_at_least":
-            strongest: dict[int, MemoryRecord] = {}
-            for record in records:
-                best = strongest.get(record.agent_index)
-                if record.importance >= (threshold or 0) and (
-                    best is None or record.importance > best.importance
-                ):
-                    strongest[record.agent_index] = record
-            await self._ask_react(calls, step, now, strongest)
-            return
-        focal = self._focal(step, records, sources)
-        if not focal:
-            return
-        rest = dict(focal)
-        if talk:
-            from simulator.engine.memory_talk import talk_or_not
-
-            for agent in await talk_or_not(self, calls, step, now, focal):
-                rest.pop(agent, None)
-        await self._ask_react(calls, step, now, {i: r for i, (r, _) in rest.items()})
-
-    def _focal(
-        self, step: int, records: list[MemoryRecord], sources: list[int | None]
-    ) -> dict[int, tuple[MemoryRecord, int]]:
-        """Each agent's focal perception and whose it is: one of the others' (never its own)
-        chosen at random as `_choose_retrieved` does, from a generator seeded by the run's
-        seed, the step and the agent, so a resumed step chooses the same."""
-        heard: dict[int, list[tuple[MemoryRecord, int]]] = {}
-        for record, source in zip(records, sources, strict=True):
-            if source is not None and source != record.agent_index:
-                heard.setdefault(record.agent_index, []).append((record, source))
-        seed = self.keeper.seed
-        return {
-            agent: random.Random(f"focal:{seed}:{step}:{agent}").choice(options)
-            for agent, options in sorted(heard.items())
-        }
-
-    async def _ask_react(
-        self, calls: ActorCalls, step: int, now: int, focal: dict[int, MemoryRecord]
-    ) -> None:
-        """Each agent is asked whether to react to its focal perception (memory_react); a yes
-        re-plans the rest of its day from the hour the next step starts in, the new blocks
-        citing the perception and the day's plan (they replace the old ones)."""
-        if not focal:
-            return
-        k = self.keeper
-        day, hour = k.settings.clock(now)
-        agents = sorted(focal)
-        asks = [
-            k.call(
-                "memory_react",
-                step,
-                i,
-                focal[i].seq,
-                mp.react_messages(
-                    k.names[i],
-                    focal[i].text,
-                    self._hourly[i].get((day, hour), ("", ""))[0],
-                    day,
-                    hour,
-                ),
-            )
-            for i in agents
-        ]
-        replies = await calls.run(asks)
-        k.counters[REACT_FALLBACKS] += sum(parse_yes_no(r.text) is None for r in replies)
-        reacting = [
-            (i, reaction)
-            for i, r in zip(agents, replies, strict=True)
-            if (reaction := parse_reaction(r.text))
-        ]
-        start, end = hour, PLAN_END_HOUR  # `now` ends this step: the next starts at `hour`
-        if not reacting or start > end:
-            return
-        asks = [
-            k.call(
-                "memory_plan_hours",
-                step,
-                i,
-                focal[i].seq,
-                mp.replan_messages(k.names[i], self._day_plans[i], reaction, start, end),
-            )
-            for i, reaction in reacting
-        ]
-        wanted = []
-        for (i, _), reply in zip(reacting, await calls.run(asks), strict=True):
-            blocks = parse_hourly_plan(reply.text, start, end)
-            k.counters[PLAN_FALLBACKS] += int(not blocks)
-            cites = [focal[i].id, *(r.id for r in self._day_plans[i])]
-            wanted += [
-                (i, "plan", f"{h:02d}:00 {what}", cites) for h, what in sorted(blocks.items())
-            ]
-        for record, _ in await k.make_records(calls, step, now, wanted):
-            self.note(record.agent_index, record)
 
     def doing(self, agent: int, now: int) -> str:
         """What the agent is doing at simulated minute `now`: its action, else its block."""

@@ -6,6 +6,7 @@ Each table is titled with the paper's numbering ("Table 2", "Figure 5") and its 
 
 from __future__ import annotations
 
+import click
 from rich.console import Console
 from rich.text import Text
 
@@ -13,6 +14,14 @@ from simulator.analysis.prison_paper.measures import PaperTables
 from simulator.analysis.prison_paper.table import PaperRow, PaperTable
 from simulator.cli.fit_table import Column, fitted_table
 from simulator.errors import UserError
+
+# `measures`, `export` and `report` read the paper's tables from the same outcome labels
+labels_option = click.option(
+    "--labels",
+    metavar="SOURCE",
+    help="The outcome labels of the prison paper's tables, e.g. label:adjudicated or "
+    "judge:prison_goal; default: label:adjudicated if present, else judge:prison_goal.",
+)
 
 
 def number(value: float | None, kind: str) -> str:

@@ -20,7 +20,7 @@ from simulator.analysis.streaming import export_scope, measure_scope
 from simulator.cli.commands.grid_analysis import export_grid_scope, print_grid_measures
 from simulator.cli.commands.network_analysis import export_network_scope, print_network_measures
 from simulator.cli.context import AppContext
-from simulator.cli.paper_tables import pick, print_paper_tables
+from simulator.cli.paper_tables import labels_option, pick, print_paper_tables
 from simulator.cli.transcript_view import natural_width
 from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import visible
@@ -28,12 +28,6 @@ from simulator.domain.network_experiment import is_network
 from simulator.errors import UserError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
-labels_option = click.option(
-    "--labels",
-    metavar="SOURCE",
-    help="The outcome labels of the prison paper's tables, e.g. label:adjudicated or "
-    "judge:prison_goal; default: label:adjudicated if present, else judge:prison_goal.",
-)
 PAPER_TABLES = "paper_tables"
 DEFAULT_MEASURES = (
     "words",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from simulator.cli.context import AppContext
+from simulator.cli.paper_tables import labels_option
 from simulator.domain.plural import count, nouns
 
 
@@ -36,12 +37,7 @@ from simulator.domain.plural import count, nouns
     default=None,
     help="Opinion networks: the round the graphs are drawn at (default: the last).",
 )
-@click.option(
-    "--labels",
-    metavar="SOURCE",
-    help="The outcome labels of the prison paper's tables, e.g. label:adjudicated or "
-    "judge:prison_goal; default: label:adjudicated if present, else judge:prison_goal.",
-)
+@labels_option
 @click.option("--open", "open_it", is_flag=True, help="Open the report in a web browser.")
 @click.pass_obj
 def report(

@@ -34,9 +34,9 @@ from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.prompting.templates import PROMPTS_DIR
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.services import runs as conv_service
 
 MODEL = "local:smollm2"
 MAX_TOKENS = 120  # the prison experiment's own, kept equal so lengths stay comparable

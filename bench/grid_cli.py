@@ -481,8 +481,9 @@ async def hf_grid(
     """One small grid run on the hf backend: (a full line, a summary line)."""
     from simulator.domain.params import GenerationParams
     from simulator.llm.access import LLMAccess
-    from simulator.services import experiments, grid_runs
+    from simulator.services import experiments
     from simulator.store.store import open_store_uri
+    from simulator.worlds.grid.services import runs as grid_runs
 
     store = open_store_uri(str(db))
     llms = LLMAccess()

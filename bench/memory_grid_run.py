@@ -8,7 +8,7 @@ imported into a fresh store, and run by the real CLI process
     python main.py run EXP --llm openai:stub --agents 25 --steps S --radius R --seed 1 --json
 
 against the loopback OpenAI-protocol stub (`--latency` s per call; its replies from
-simulator/testing/memory_replies.py: a rating of 5, two questions, two insights citing records,
+simulator/memory/testing/replies.py: a rating of 5, two questions, two insights citing records,
 a day's plan and its hours, no reactions, a message, a move). S = 2 days of 24 h at M
 simulated minutes a step. The embedder is the packaged all-MiniLM-L6-v2 (`minilm`, in the
 process: its time counts as outside the calls) unless `--embedder` says otherwise.
@@ -42,9 +42,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from simulator.memory.testing.replies import memory_stream_reply  # noqa: E402
 from simulator.store.store import open_store_uri  # noqa: E402
 from simulator.testing import StubLLMServer  # noqa: E402
-from simulator.testing.memory_replies import memory_stream_reply  # noqa: E402
 
 GRID = ROOT / "prompts" / "experiments" / "takata_grid.yaml"
 

@@ -1,4 +1,4 @@
-"""How long retrieval takes over one agent's memory stream (simulator/domain/memory).
+"""How long retrieval takes over one agent's memory stream (simulator/memory/domain).
 
 1. The target: `--memories` records (10,000) of one agent with `--dim`-long vectors (384, as
    MiniLM's), one retrieval = score every record (recency, importance, relevance, min-max
@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from simulator.domain.memory.records import new_record  # noqa: E402
-from simulator.domain.memory.retrieval import PRESETS, score, top_k, unit_rows  # noqa: E402
-from simulator.domain.memory.stream import MemoryStream  # noqa: E402
+from simulator.memory.domain.records import new_record  # noqa: E402
+from simulator.memory.domain.retrieval import PRESETS, score, top_k, unit_rows  # noqa: E402
+from simulator.memory.domain.stream import MemoryStream  # noqa: E402
 
 TARGET_MS = 20.0
 

@@ -189,10 +189,10 @@ def cli_command(exp: str, rounds: int, concurrency: int) -> list[str]:
 
 def ledger(db: Path, run_id: str) -> tuple[float, list[list[dict]], dict]:
     """(the run's span in seconds, the request bodies of its calls round by round, counters)."""
-    from simulator.domain.network_experiment import ANSWER_PURPOSES
     from simulator.domain.params import GenerationParams
     from simulator.llm.openai_backend import OpenAIBackend
     from simulator.store.store import open_store_uri
+    from simulator.worlds.network.domain.experiment import ANSWER_PURPOSES
 
     store = open_store_uri(str(db))
     try:

@@ -1,4 +1,4 @@
-"""How long the no-LLM theory takes: the Zino-Ye-Cao coevolution in simulator/domain/network.
+"""How long the no-LLM theory takes: the Zino-Ye-Cao coevolution in simulator/worlds/network/domain.
 
 1. The target: 1,000 agents x 1,000 updates (one agent drawn per update, asynchronous: the
    `random` schedule) on a Barabasi-Albert graph (m = 5), LLM-SAM coefficients drawn at random
@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from simulator.domain.network.graphs import build_graphs  # noqa: E402
-from simulator.domain.network.theory import coevolve  # noqa: E402
+from simulator.worlds.network.domain.graphs import build_graphs  # noqa: E402
+from simulator.worlds.network.domain.theory import coevolve  # noqa: E402
 
 TARGET_S = 1.0
 

@@ -295,10 +295,10 @@ STORE_TARGETS = (  # (module, class, method); synchronous, group commit on its o
     ("simulator.store.repositories.sweeps", "SweepsRepository", "heartbeat"),
 )
 ENGINE_TARGETS = (  # module attribute or (class, method) inside the engine, not the store
-    ("simulator.engine.conversation", None, "agent_messages"),
-    ("simulator.engine.conversation", None, "summarizer_messages"),
-    ("simulator.engine.conversation", None, "trim_reply"),
-    ("simulator.engine.conversation", "ChatWorld", "__init__"),
+    ("simulator.worlds.chat.engine.run", None, "agent_messages"),
+    ("simulator.worlds.chat.engine.run", None, "summarizer_messages"),
+    ("simulator.worlds.chat.engine.run", None, "trim_reply"),
+    ("simulator.worlds.chat.engine.run", "ChatWorld", "__init__"),
 )
 OPENAI_TARGETS = (  # the openai client's request-body transform (CPU only; awaited)
     ("openai.resources.chat.completions.completions", None, "async_maybe_transform"),

@@ -20,6 +20,11 @@ never one above. The layers, lowest first:
   5  `simulator.services`: the operations commands and menus share
   6  `simulator.cli`: click commands, questionary menus, rich display
 
+A world's folder (`simulator/worlds/<kind>/`) and the memory package (`simulator/memory/`) hold
+the same layers as subpackages (`domain/`, `prompting/`, `engine/`, `analysis/`, `services/`,
+`cli/`), each ranked as its house layer; the registry (`simulator/worlds/__init__.py`) and a
+world folder's own `__init__` are domain.
+
 A new top-level module or package must be given a layer here (the test fails until it is).
 ALLOWED lists the imports that break the rule today, each with why and what removes it; an entry
 no import needs any more fails too, so the list only shrinks.
@@ -73,12 +78,29 @@ def module_name(path: Path) -> str:
 
 
 def owner(name: str) -> str | None:
-    """The LAYERS key a dotted module name belongs to (the longest matching prefix)."""
+    """The LAYERS key a dotted module name belongs to (the longest matching prefix). A world's
+    folder and the memory package mirror the house: `simulator.worlds.grid.engine.run` sits in
+    the engine layer, `simulator.memory.domain.stream` in the domain layer."""
+    name = house_name(name)
     best = None
     for key in LAYERS:
         if (name == key or name.startswith(key + ".")) and (best is None or len(key) > len(best)):
             best = key
     return best
+
+
+def house_name(name: str) -> str:
+    """`simulator.worlds.<kind>.<layer>…` and `simulator.memory.<layer>…` as the house module
+    of that layer (`simulator.<layer>…`); the registry itself (`simulator.worlds`, and a world
+    folder's own `__init__`) is domain."""
+    parts = name.split(".")
+    if parts[:2] == ["simulator", "worlds"]:
+        rest = parts[3:]
+    elif parts[:2] == ["simulator", "memory"]:
+        rest = parts[2:]
+    else:
+        return name
+    return "simulator." + ".".join(rest) if rest else "simulator.domain"
 
 
 def imported_names(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:

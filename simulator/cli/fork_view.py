@@ -13,7 +13,7 @@ from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import forks, replays
-from simulator.services.conversations import RunOutcome
+from simulator.worlds.chat.services.runs import RunOutcome
 
 
 def fork_cli(
@@ -55,11 +55,11 @@ def show_plan(app: AppContext, plan: forks.ForkPlan) -> None:
     for note in plan.notes:
         app.err.print(f"fork: {note}", markup=False, highlight=False)
     if plan.kind == "grid":
-        from simulator.cli.grid_run import print_header as grid_header
+        from simulator.worlds.grid.cli.run import print_header as grid_header
 
         grid_header(app, plan.specs[0])
     elif plan.kind == "network":
-        from simulator.cli.network_run import print_header as network_header
+        from simulator.worlds.network.cli.run import print_header as network_header
 
         network_header(app, plan.specs[0])
     else:
@@ -74,14 +74,14 @@ class _Live:
 
     def __init__(self, app: AppContext, kind: str, as_json: bool):
         if kind == "grid":
-            from simulator.cli.grid_live import GridLiveView
+            from simulator.worlds.grid.cli.live import GridLiveView
 
             self.view: LiveView = GridLiveView.for_output(app.console, as_json)
         else:
             self.view = LiveView.for_output(app.console, as_json)
         self.rounds: Callable[[ev.Event], None] | None = None
         if kind == "network":
-            from simulator.cli.network_run import round_printer
+            from simulator.worlds.network.cli.run import round_printer
 
             self.rounds = round_printer(app, as_json)
 

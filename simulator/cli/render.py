@@ -47,10 +47,10 @@ def experiments_table(views: list[ExperimentView], user: str, width: int) -> Tab
 def roles_cell(view: ExperimentView) -> str:
     """The roles column: a chat's role names; a grid's kind and size (it has no roles)."""
     exp = view.experiment
-    if view.is_grid:
+    if view.kind == "grid":
         w = exp.world
         return f"grid: {count(w.agents, 'agent')}, {w.width}x{w.height}, radius {w.radius}"
-    if view.is_network:
+    if view.kind == "network":
         net = exp.network
         return f"network: {net.graph.get('type')}, {count(net.rounds, 'round')}, {net.scenario}"
     return ", ".join(r.name for r in exp.roles)
@@ -91,9 +91,9 @@ def experiment_detail(view: ExperimentView) -> Group:
         for llm in exp.llms
     )
     head.add_row("LLMs", escape(llms))
-    if view.is_grid:
+    if view.kind == "grid":
         return Group(head, *grid_detail(exp))
-    if view.is_network:
+    if view.kind == "network":
         net = exp.network
         graph = ", ".join(f"{k} {v}" for k, v in net.graph.items())
         return Group(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from simulator.cli.chat_switches import switch_lines
 from simulator.cli.context import AppContext
 from simulator.domain.plural import count
 from simulator.services import sweeps as service
+from simulator.worlds.chat.cli.switches import switch_lines
 
 
 def print_plan(app: AppContext, plan: service.Plan) -> None:

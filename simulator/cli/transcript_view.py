@@ -13,10 +13,10 @@ from simulator.cli.fit_table import Column, fitted_table
 from simulator.cli.live import role_colour
 from simulator.domain.clock import as_datetime
 from simulator.domain.fork import point_text
-from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import pieces
-from simulator.domain.network_experiment import THEORY, is_network
 from simulator.domain.plural import count
+from simulator.worlds.grid.domain.experiment import is_grid
+from simulator.worlds.network.domain.experiment import THEORY, is_network
 
 
 def shown(text: str | None) -> str:

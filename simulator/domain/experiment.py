@@ -19,8 +19,8 @@ from pydantic import (
 
 from simulator.domain.endpoint_secrets import check_http_url, refusal
 from simulator.domain.limits import MAX_ROLES
-from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
+from simulator.memory.domain.settings import MemorySettings
 
 
 def strip_name(value: object) -> object:

@@ -20,13 +20,6 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.chat_profile import ChatProfile, profile_switches
-from simulator.domain.conversation import (
-    MessageCounting,
-    ReplyCleaning,
-    SpeakerFormat,
-    SpeakerMethod,
-)
 from simulator.domain.experiment import Experiment, Name
 from simulator.domain.fork_sweep import ForkBlock
 from simulator.domain.ids import content_hash
@@ -55,6 +48,13 @@ from simulator.domain.sweep_names import (
     SweepError,
     resolve_llm,
     to_llm_choice,
+)
+from simulator.worlds.chat.domain.profile import ChatProfile, profile_switches
+from simulator.worlds.chat.domain.spec import (
+    MessageCounting,
+    ReplyCleaning,
+    SpeakerFormat,
+    SpeakerMethod,
 )
 
 __all__ = [

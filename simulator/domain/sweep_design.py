@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator.domain.conversation import SPEAKER_METHODS
 from simulator.domain.experiment import Experiment, Name
 from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
 from simulator.domain.sweep_names import (
@@ -23,6 +22,7 @@ from simulator.domain.sweep_names import (
     role_counts,
 )
 from simulator.domain.variants import variant_slots
+from simulator.worlds.chat.domain.spec import SPEAKER_METHODS
 
 if TYPE_CHECKING:
     from simulator.domain.sweep import SweepSpec

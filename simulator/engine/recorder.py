@@ -16,10 +16,10 @@ from simulator.domain.params import GenerationParams
 from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, redact
-from simulator.prompting.transcript import Line
 from simulator.store.group_commit import GroupCommit
 from simulator.store.lineage import Prefix
 from simulator.store.store import Store
+from simulator.worlds.chat.prompting.transcript import Line
 
 calls_log = logging.getLogger(CALLS_LOGGER)
 

@@ -28,15 +28,15 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from simulator.domain.memory.embedder_strings import (
+from simulator.errors import UserError
+from simulator.llm.base import FatalBackendError
+from simulator.memory.domain.embedder_strings import (
     DEFAULT_EMBEDDER,
     PACKAGED_ALIASES,
     EmbedderString,
     parse_embedder,
 )
-from simulator.domain.memory.vectors import DEFAULT_DIM, hash_vectors
-from simulator.errors import UserError
-from simulator.llm.base import FatalBackendError
+from simulator.memory.domain.vectors import DEFAULT_DIM, hash_vectors
 
 INSTALL_HINT = "pip install -e '.[embeddings]'"
 CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import openai
 
-from simulator.domain.memory.embedder_strings import split_model_url  # noqa: F401 (its old home)
 from simulator.llm.base import FatalBackendError, RateLimitedError, TransientBackendError
 from simulator.llm.openai_backend import PLACEHOLDER_KEY, is_official, resolve_endpoint
 from simulator.llm.retry import parse_retry_after
 from simulator.llm.transport import classify, describe
+from simulator.memory.domain.embedder_strings import split_model_url  # noqa: F401 (its old home)
 
 BATCH_SIZE = 256
 

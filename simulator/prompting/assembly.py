@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, Section
 from simulator.prompting.placeholders import resolve
+from simulator.worlds.chat.domain.spec import ConversationSpec
 
 
 def assemble_sections(sections: Sequence[Section]) -> str:

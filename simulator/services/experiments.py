@@ -7,10 +7,8 @@ from pathlib import Path
 
 from simulator.domain.clock import as_datetime
 from simulator.domain.experiment import Experiment
-from simulator.domain.grid_experiment import GridExperiment, is_grid
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
-from simulator.domain.network.experiment_files import check_experiment_files
-from simulator.domain.network_experiment import NetworkExperiment, is_network
+from simulator.domain.world import domain_of, experiment_kind
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
@@ -19,6 +17,7 @@ from simulator.store import cascade
 from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import AnyExperiment, to_model
 from simulator.store.store import Store
+from simulator.worlds import DEFAULT_KIND, row, rows
 
 KIND = "experiment"
 
@@ -36,17 +35,14 @@ class ExperimentView:
     version: str
 
     @property
-    def is_grid(self) -> bool:
-        return isinstance(self.experiment, GridExperiment)
-
-    @property
-    def is_network(self) -> bool:
-        return isinstance(self.experiment, NetworkExperiment)
+    def kind(self) -> str:
+        """The experiment's world (simulator/worlds: "chat", "grid", "network", ...)."""
+        return experiment_kind(self.experiment)
 
     def summary(self) -> dict:
         return {
             "id": self.id,
-            "kind": getattr(self.experiment, "kind", "chat"),
+            "kind": self.kind,
             "name": self.experiment.name,
             "owner": self.owner,
             "note": self.experiment.note,
@@ -97,9 +93,9 @@ def create(
 
 
 def load_file(path: str | Path) -> AnyExperiment:
-    """Read and validate an experiment file whole; touches no store. `kind: grid` at the top
-    makes it a grid experiment; without `kind` it is a group chat. A network experiment's
-    named files are read too (relative paths from the file's folder, stored absolute)."""
+    """Read and validate an experiment file whole; touches no store. `kind:` at the top names
+    its world (`kind: grid`); without `kind` it is a group chat. What the experiment names (a
+    network's agents table and graphs) is read too, relative to the file's folder."""
     data, marks = read_yaml_file(path)
     if not isinstance(data, dict):
         raise UserError(
@@ -108,31 +104,33 @@ def load_file(path: str | Path) -> AnyExperiment:
             fix="start the file with the experiment's fields, e.g. 'name: ...'",
         )
     experiment = validate_data(data, source=str(path), marks=marks)
-    if isinstance(experiment, NetworkExperiment):  # its agents table, scenario and graph files
-        experiment = check_experiment_files(experiment, Path(path).parent, str(path), marks)
-    return experiment
+    world = domain_of(experiment_kind(experiment))
+    return world.after_load(experiment, Path(path).parent, str(path), marks)
 
 
 def validate_data(
     data: dict, source: str | None = None, marks: dict | None = None
 ) -> AnyExperiment:
-    """An experiment of the kind `data` names (`kind: grid`, or a chat without `kind`)."""
+    """An experiment of the world `data` names (`kind: grid`, or a chat without `kind`)."""
     kind = data.get("kind")
-    if kind not in (None, "chat", "grid", "network"):
+    if kind is not None and (not isinstance(kind, str) or kind not in _kinds()):
         raise UserError(
             f"kind {kind!r} is not an experiment kind",
             field="kind",
-            fix="write 'kind: grid' for a 2D community, 'kind: network' for an opinion network, "
-            "or leave kind out for a group chat",
+            fix="write "
+            + ", ".join(
+                f"'kind: {r.name}' for {r.description}" for r in rows() if r.name != DEFAULT_KIND
+            )
+            + f", or leave kind out for {row(DEFAULT_KIND).description}",
         )
-    if kind == "chat":
+    world = domain_of(kind or DEFAULT_KIND)
+    if kind == DEFAULT_KIND and "kind" not in world.Experiment.model_fields:
         data = {k: v for k, v in data.items() if k != "kind"}
-    model: type[AnyExperiment] = Experiment
-    if is_grid(data):
-        model = GridExperiment
-    elif is_network(data):
-        model = NetworkExperiment
-    return validate_model(data, model, "experiment", source=source, marks=marks)
+    return validate_model(data, world.Experiment, "experiment", source=source, marks=marks)
+
+
+def _kinds() -> set[str]:
+    return {r.name for r in rows()}
 
 
 def import_yaml(store: Store, path: str | Path, user: str) -> ExperimentView:

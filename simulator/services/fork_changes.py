@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment
 from simulator.domain.variants import variant_slots
 from simulator.domain.vocabulary import SPEAKER_METHODS
-from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
-from simulator.services import conversations
-from simulator.services.conversations import choose_llm
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.engine.run import llm_name
+from simulator.worlds.chat.services import runs as conversations
+from simulator.worlds.chat.services.runs import choose_llm
 
 
 def variants(experiment: Experiment, pairs: Sequence[str], current: dict) -> dict[str, str]:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork_sweep import (
     ForkBlock,
@@ -29,13 +28,14 @@ from simulator.domain.fork_sweep import (
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_design import CELL_AGENTS
 from simulator.domain.sweep_names import SweepError, resolve_llm, role_counts, to_llm_choice
-from simulator.engine.agents import build_agents
 from simulator.errors import UserError
 from simulator.services import forks, sweeps
 from simulator.services.experiments import ExperimentView
 from simulator.services.forks import ForkPlan
 from simulator.services.sweep_documents import CellParts
 from simulator.store.store import Store
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.engine.agents import build_agents
 
 
 @dataclass

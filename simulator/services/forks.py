@@ -13,7 +13,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment
 from simulator.domain.fork import (
     WORLD_UNITS,
@@ -27,12 +26,14 @@ from simulator.domain.ids import new_id
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations, fork_changes, world_forks
-from simulator.services.conversations import RunOutcome, experiment_snapshot, run_view
+from simulator.services import fork_changes, world_forks
 from simulator.services.experiments import ExperimentView
 from simulator.services.replays import RUNNERS, kind_of
 from simulator.store import cascade, lineage
 from simulator.store.store import Store
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.services import runs as conversations
+from simulator.worlds.chat.services.runs import RunOutcome, experiment_snapshot, run_view
 
 MAX_REPETITIONS = 1000  # a larger design is a fork sweep (sweep YAML `fork:`)
 

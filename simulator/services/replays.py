@@ -11,10 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment, LLMChoice
-from simulator.domain.grid_experiment import GridExperiment, GridSpec
-from simulator.domain.network_experiment import NetworkExperiment, NetworkSpec
 from simulator.domain.replay_verdict import (
     Verdict,
     compare,
@@ -26,10 +23,16 @@ from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
-from simulator.services import conversations, grid_runs, network_runs, world_runs
-from simulator.services.conversations import RunOutcome, experiment_snapshot, run_view
+from simulator.services import world_runs
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.services import runs as conversations
+from simulator.worlds.chat.services.runs import RunOutcome, experiment_snapshot, run_view
+from simulator.worlds.grid.domain.experiment import GridExperiment, GridSpec
+from simulator.worlds.grid.services import runs as grid_runs
+from simulator.worlds.network.domain.experiment import NetworkExperiment, NetworkSpec
+from simulator.worlds.network.services import runs as network_runs
 
 KINDS = {"chat": (Experiment, ConversationSpec), "grid": (GridExperiment, GridSpec)}
 KINDS["network"] = (NetworkExperiment, NetworkSpec)

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import LLMChoice
-from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.seeds import unseeded_note
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_names import resolve_llm, to_llm_choice
-from simulator.engine.agents import build_agents
 from simulator.errors import UserError
-from simulator.services import chat_memory
+from simulator.memory.domain.settings import MemorySettings
 from simulator.services.experiments import ExperimentView
 from simulator.store.repositories.conversations import ConversationsRepository
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.engine.agents import build_agents
+from simulator.worlds.chat.services import memory as chat_memory
 
 
 def cell_defaults(view: ExperimentView, cell: Cell, run_seed: int | None = None) -> list[str]:

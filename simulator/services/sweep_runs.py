@@ -12,13 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from simulator.domain.experiment import Experiment
-from simulator.domain.grid_experiment import GridExperiment, is_grid
-from simulator.domain.network_experiment import is_network
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations, grid_runs, network_runs
 from simulator.store.store import Store
+from simulator.worlds.chat.services import runs as conversations
+from simulator.worlds.grid.domain.experiment import GridExperiment, is_grid
+from simulator.worlds.grid.services import runs as grid_runs
+from simulator.worlds.network.domain.experiment import is_network
+from simulator.worlds.network.services import runs as network_runs
 
 
 def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:

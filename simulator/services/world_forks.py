@@ -22,18 +22,20 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from simulator.domain.fork import WORLD_UNITS, StepPoint, repetition_seeds
-from simulator.domain.grid_experiment import GridExperiment, GridSpec
-from simulator.domain.network_experiment import NetworkExperiment, NetworkSpec
-from simulator.engine.conversation import llm_name
-from simulator.engine.grid_run import resume_state
-from simulator.engine.network_run import stored_history
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import grid_runs, network_runs, world_runs
-from simulator.services.conversations import choose_llm, experiment_snapshot, run_view
+from simulator.services import world_runs
 from simulator.services.experiments import ExperimentView
 from simulator.store import lineage
 from simulator.store.store import Store
+from simulator.worlds.chat.engine.run import llm_name
+from simulator.worlds.chat.services.runs import choose_llm, experiment_snapshot, run_view
+from simulator.worlds.grid.domain.experiment import GridExperiment, GridSpec
+from simulator.worlds.grid.engine.run import resume_state
+from simulator.worlds.grid.services import runs as grid_runs
+from simulator.worlds.network.domain.experiment import NetworkExperiment, NetworkSpec
+from simulator.worlds.network.engine.run import stored_history
+from simulator.worlds.network.services import runs as network_runs
 
 WORLD_OPTIONS = "--llm, --repetitions and --seed"
 MODELS = {"grid": (GridExperiment, GridSpec), "network": (NetworkExperiment, NetworkSpec)}

@@ -4,12 +4,12 @@ and the model check before anything is written (grid_runs and network_runs use t
 from __future__ import annotations
 
 from simulator.domain.experiment import LLMChoice
-from simulator.domain.network_experiment import THEORY
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
+from simulator.worlds.network.domain.experiment import THEORY
 
 
 def run_document(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 
-from simulator.domain.memory.vectors import hash_vector
+from simulator.memory.domain.vectors import hash_vector
 from simulator.testing.stub_common import count_words, openai_error
 
 MAX_INPUTS = 2048  # the OpenAI API's limit of inputs per request

@@ -8,8 +8,14 @@ are built with the domain's own delivery and move rules, as the engine builds th
 from __future__ import annotations
 
 from simulator.domain.experiment import LLMChoice
-from simulator.domain.grid import agent_names, delivery, moved, parse_move, received_text
-from simulator.domain.grid_experiment import GridExperiment, GridPrompts, GridSpec, GridWorld
+from simulator.worlds.grid.domain.experiment import GridExperiment, GridPrompts, GridSpec, GridWorld
+from simulator.worlds.grid.domain.rules import (
+    agent_names,
+    delivery,
+    moved,
+    parse_move,
+    received_text,
+)
 
 WIDTH = HEIGHT = 10
 RADIUS = 1

@@ -9,11 +9,16 @@ import sys
 import pytest
 from grid_documents import MESSAGES, grid_experiment, store_run
 
-from simulator.analysis.grid import emotions as emotions_mod
-from simulator.analysis.grid import grid_measures
-from simulator.analysis.grid.emotions import EMOTIONS, message_emotions, nrc_lexicon, words_of
-from simulator.analysis.grid.measures import analyse_run
-from simulator.analysis.grid.runs import load_runs
+from simulator.worlds.grid.analysis import emotions as emotions_mod
+from simulator.worlds.grid.analysis import grid_measures
+from simulator.worlds.grid.analysis.emotions import (
+    EMOTIONS,
+    message_emotions,
+    nrc_lexicon,
+    words_of,
+)
+from simulator.worlds.grid.analysis.measures import analyse_run
+from simulator.worlds.grid.analysis.runs import load_runs
 
 
 def _run(store) -> str:

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from grid_documents import MESSAGES, grid_experiment, memory_text, store_run, store_sweep
 
-from simulator.analysis.grid import GRID_TABLES, PACKAGED, grid_measures
-from simulator.analysis.grid import measures as measures_mod
-from simulator.analysis.grid import text as text_mod
-from simulator.analysis.grid.clusters import cluster_labels
-from simulator.analysis.grid.hashtags import hashtags_in, longest_run
-from simulator.analysis.grid.table import STEP_COLUMNS
-from simulator.analysis.grid.text import words_of
 from simulator.store.database import open_database
 from simulator.store.store import open_store, open_store_uri
+from simulator.worlds.grid.analysis import GRID_TABLES, PACKAGED, grid_measures
+from simulator.worlds.grid.analysis import measures as measures_mod
+from simulator.worlds.grid.analysis import text as text_mod
+from simulator.worlds.grid.analysis.clusters import cluster_labels
+from simulator.worlds.grid.analysis.hashtags import hashtags_in, longest_run
+from simulator.worlds.grid.analysis.table import STEP_COLUMNS
+from simulator.worlds.grid.analysis.text import words_of
 
 
 def fake_embed(texts):
@@ -160,7 +160,7 @@ def test_the_packaged_model_embeds_a_handful_of_texts():
 def test_export_writes_the_step_table(mock_store, tmp_path, fmt):
     if fmt == "parquet":
         pytest.importorskip("pyarrow")
-    from simulator.analysis.grid import export_grid
+    from simulator.worlds.grid.analysis import export_grid
 
     _, run_id = _stored(mock_store)
     files = export_grid(mock_store, [run_id], fmt, tmp_path / "out")

@@ -26,9 +26,10 @@ from grid_documents import (
     store_sweep,
 )
 
-from simulator.analysis.grid import measures as measures_mod
-from simulator.analysis.report import grid_context, render_report, write_report
+from simulator.analysis.report import render_report, write_report
 from simulator.store.store import open_store_uri
+from simulator.worlds.grid.analysis import measures as measures_mod
+from simulator.worlds.grid.analysis.report import context as grid_context
 
 needs_chromium = pytest.mark.skipif(
     shutil.which("chromium") is None,

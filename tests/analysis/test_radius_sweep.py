@@ -21,11 +21,11 @@ from cdp_browser import ConsoleBrowser  # tests/analysis/cdp_browser.py
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, REPO, scripted
 
-from simulator.analysis.grid import measures as measures_mod
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
-from simulator.testing.personality_replies import by_agent, personality_reply
+from simulator.worlds.grid.analysis import measures as measures_mod
+from simulator.worlds.grid.testing.personality_replies import by_agent, personality_reply
 
 SWEEP_YAML = REPO / "prompts" / "sweeps" / "takata_radius.yaml"
 SMALL = ["--radius", "0,25", "--seeds", "1,2", "--agents", "2", "--steps", "2"]
@@ -175,7 +175,7 @@ def test_a_small_radius_sweep_gives_each_measure_against_r(run_cli, env, tmp_pat
 
 
 def test_no_figure_against_a_factor_when_none_or_two_numeric_ones_differ():
-    from simulator.analysis.report.grid_sweep_plots import factor_plots, numeric_factor
+    from simulator.worlds.grid.analysis.report.sweep_plots import factor_plots, numeric_factor
 
     def cell(**factors):
         return {"cell": factors, "mean_clusters_mean": 1.0}

@@ -12,7 +12,7 @@ from pty_session import BACKSPACE, ENTER, REPO
 from test_interactive_conversations import ANSI, make_experiment
 from test_interactive_conversations import spawn as spawn  # prints each screen on failure
 
-from simulator.domain.memory.records import new_record
+from simulator.memory.domain.records import new_record
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 

@@ -15,8 +15,8 @@ from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.prompting.assembly import agent_system_prompt
 from simulator.prompting.placeholders import known_placeholders, resolve
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
+from simulator.worlds.chat.services import runs as conv_service
 
 
 def make(text: str, guard_pronoun: str = "they", goal: str = "Keep order.") -> Experiment:

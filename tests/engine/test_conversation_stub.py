@@ -14,9 +14,9 @@ from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.services import runs as conv_service
 
 LLMS = [
     {

@@ -9,8 +9,8 @@ import pytest
 from simulator.engine import events as ev
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
+from simulator.worlds.chat.services import runs as conv_service
 
 
 def test_stop_after_current_turn_then_resume(store, prison_path):

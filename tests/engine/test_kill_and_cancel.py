@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from process_waits import cli
 
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.services import runs as conv_service
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_S = 120.0  # far longer than any wait below: the run must not wait for the reply

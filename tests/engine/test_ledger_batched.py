@@ -9,9 +9,9 @@ from simulator.domain.params import GenerationParams
 from simulator.engine.recorder import StoreRecorder
 from simulator.llm.base import Completion
 from simulator.llm.retry import PoolRegistry
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.services import runs as conv_service
 
 
 class _Backend:

@@ -13,15 +13,15 @@ from click.testing import CliRunner
 
 from simulator.cli.commands.run import _terminal_picker
 from simulator.domain.experiment import LLMChoice
-from simulator.engine.agents import Agent
-from simulator.engine.speakers import TurnState, fallback_speaker
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.engine.agents import Agent
+from simulator.worlds.chat.engine.speakers import TurnState, fallback_speaker
+from simulator.worlds.chat.services import runs as conv_service
 
 SPEAKER = re.compile(r"^((?:Guard|Prisoner)_\d+): ", re.MULTILINE)
 

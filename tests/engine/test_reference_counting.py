@@ -11,14 +11,14 @@ import uuid
 
 import pytest
 
-from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import LLMChoice
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
+from simulator.worlds.chat.services import runs as conv_service
 
 LLM = LLMChoice(model="mock:x")
 

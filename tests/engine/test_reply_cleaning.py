@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import LLMChoice
 from simulator.prompting.echoes import clean_echoes
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.spec import ConversationSpec
 
 NAMES, ROLES = ["Guard_1", "Prisoner_1"], ["Guard", "Prisoner"]
 SYSTEM = (

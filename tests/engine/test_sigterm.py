@@ -15,10 +15,10 @@ import pytest
 from process_waits import cli, stored, terminate, wait_until
 
 from simulator.cli.interrupts import Terminated, sigterm_ends_the_command
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.services import runs as conv_service
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_S = 120.0  # far longer than any wait below: the stop must not wait for the reply

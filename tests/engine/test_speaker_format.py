@@ -8,10 +8,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import LLMChoice
-from simulator.prompting.transcript import Line, agent_messages
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.prompting.transcript import Line, agent_messages
 
 BLEED = "Stand still.\nPrisoner_1: I will not!"
 

@@ -6,10 +6,11 @@ import itertools
 
 import pytest
 
-from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import LLMChoice
-from simulator.engine.agents import Agent
-from simulator.engine.speakers import (
+from simulator.prompting.bleed import trim_reply
+from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
+from simulator.worlds.chat.engine.agents import Agent
+from simulator.worlds.chat.engine.speakers import (
     ManualChoice,
     RandomNoRepeat,
     RoleAlternating,
@@ -17,7 +18,6 @@ from simulator.engine.speakers import (
     TurnState,
     find_agent_names,
 )
-from simulator.prompting.bleed import trim_reply
 
 LLM = LLMChoice(model="mock:a")
 AGENTS = [

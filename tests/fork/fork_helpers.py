@@ -8,9 +8,9 @@ import hashlib
 from pathlib import Path
 
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.services import forks
+from simulator.worlds.chat.services import runs as conv_service
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"

@@ -9,10 +9,10 @@ from fork_helpers import fork_and_run, parent_chat, prompt_reply
 
 from simulator.domain.fork import EDIT_PURPOSE
 from simulator.errors import UserError
-from simulator.services import conversations as conv_service
 from simulator.services import forks
 from simulator.store import lineage
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.services import runs as conv_service
 
 EDIT = "Stop. Nobody is punished today; let's talk about what happened."
 

@@ -20,12 +20,12 @@ import pytest
 from fork_helpers import parent_chat, prompt_reply
 
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.store import lineage
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.services import runs as conv_service
+from simulator.worlds.grid.services import runs as grid_runs
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"

@@ -15,12 +15,14 @@ from fork_helpers import REPO
 
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
-from simulator.services import forks, grid_runs, network_runs, replays
+from simulator.services import forks, replays
 from simulator.store import lineage
 from simulator.testing import StubLLMServer
 from simulator.testing.cancelled_run import run_cancelling
+from simulator.worlds.chat.services import runs as conv_service
+from simulator.worlds.grid.services import runs as grid_runs
+from simulator.worlds.network.services import runs as network_runs
 
 GRID = REPO / "prompts" / "experiments" / "takata_grid.yaml"
 NETWORK = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"
@@ -366,8 +368,8 @@ def test_conversation_fork_and_show_of_a_grid_run_through_the_cli(run_cli, tmp_p
 
 
 def test_the_analysis_reads_a_world_fork_as_its_whole_run(embedded, stub):
-    from simulator.analysis.grid.runs import load_runs as grid_runs_of
-    from simulator.analysis.network.runs import load_runs as network_runs_of
+    from simulator.worlds.grid.analysis.runs import load_runs as grid_runs_of
+    from simulator.worlds.network.analysis.runs import load_runs as network_runs_of
 
     grid_parent = parent_grid(embedded)
     [grid_fork] = fork_and_run(embedded, grid_parent, "2")
@@ -378,8 +380,8 @@ def test_the_analysis_reads_a_world_fork_as_its_whole_run(embedded, stub):
     [network_fork] = fork_and_run(embedded, network_parent, "2")
     [opinions] = network_runs_of(embedded, [network_fork])
     assert sorted({r["round"] for r in opinions.rows}) == [0, 1, 2]
-    from simulator.analysis.grid.table import step_rows
-    from simulator.analysis.network.tables import round_rows
+    from simulator.worlds.grid.analysis.table import step_rows
+    from simulator.worlds.network.analysis.tables import round_rows
 
     # exported under the fork's id, each row says which run stored it
     stored = {(r["step"], r["stored_in"]) for r in step_rows(run)}

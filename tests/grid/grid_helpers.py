@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing.cancelled_run import run_cancelling
+from simulator.worlds.grid.services import runs as grid_runs
 
 REPO = Path(__file__).resolve().parents[2]
 GRID_YAML = REPO / "prompts" / "experiments" / "takata_grid.yaml"

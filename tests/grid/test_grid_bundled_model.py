@@ -11,7 +11,7 @@ from grid_helpers import GRID_YAML
 
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
+from simulator.worlds.grid.services import runs as grid_runs
 
 pytestmark = pytest.mark.usefixtures("bundled_smollm2")
 

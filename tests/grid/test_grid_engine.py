@@ -11,8 +11,8 @@ from grid_helpers import grid_view, run_grid, scripted
 
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
+from simulator.worlds.grid.services import runs as grid_runs
 
 
 @pytest.fixture

@@ -13,14 +13,14 @@ import pytest
 import yaml
 from grid_helpers import GRID_YAML
 
-from simulator.analysis.grid import measures as measures_mod
-from simulator.analysis.grid.hallucinations import hallucination_measures, named_in
-from simulator.analysis.grid.runs import GridRun
-from simulator.domain.grid_experiment import GridExperiment
-from simulator.domain.grid_measures import DEFAULT_HALLUCINATION_WORDS
 from simulator.store.repositories.experiments import experiment_version, spec_of
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.grid.analysis import measures as measures_mod
+from simulator.worlds.grid.analysis.hallucinations import hallucination_measures, named_in
+from simulator.worlds.grid.analysis.runs import GridRun
+from simulator.worlds.grid.domain.experiment import GridExperiment
+from simulator.worlds.grid.domain.measures import DEFAULT_HALLUCINATION_WORDS
 
 AGENTS, STEPS = 3, 4
 

@@ -10,14 +10,14 @@ import pytest
 import yaml
 from grid_helpers import GRID_YAML, run_grid, scripted
 
-from simulator.domain.personality import load_inventory, parse_choice
-from simulator.engine.personality_probe import PURPOSE
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
-from simulator.testing.personality_replies import by_agent, personality_reply
+from simulator.worlds.grid.domain.personality import load_inventory, parse_choice
+from simulator.worlds.grid.engine.personality_probe import PURPOSE
+from simulator.worlds.grid.services import runs as grid_runs
+from simulator.worlds.grid.testing.personality_replies import by_agent, personality_reply
 
 ITEMS = len(load_inventory("oejts").items)
 

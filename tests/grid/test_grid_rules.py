@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from simulator.domain import grid
-from simulator.domain.grid_experiment import GridPrompts, GridWorld
-from simulator.domain.grid_sweep import GridSweepSpec
+from simulator.worlds.grid.domain import rules as grid
+from simulator.worlds.grid.domain.experiment import GridPrompts, GridWorld
+from simulator.worlds.grid.domain.sweep import GridSweepSpec
 
 
 def test_torus_distance_wraps_around():

@@ -11,11 +11,11 @@ from collections import Counter
 import pytest
 from grid_helpers import cli, grid_view, scripted
 
-from simulator.domain.grid_sweep import GridSweepSpec
-from simulator.services import grid_sweeps
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.grid.domain.sweep import GridSweepSpec
+from simulator.worlds.grid.services import sweeps as grid_sweeps
 
 AGENTS, STEPS = 4, 4
 

@@ -19,13 +19,13 @@ from simulator.domain.endpoint_secrets import (
     split_query,
 )
 from simulator.domain.experiment import LLMChoice
-from simulator.domain.memory.settings import MemorySettings
 from simulator.domain.params import GenerationParams
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError
 from simulator.llm.embeddings import create_embedder, require_available
 from simulator.llm.openai_backend import OpenAIBackend
 from simulator.logs import redact
+from simulator.memory.domain.settings import MemorySettings
 from simulator.testing import StubLLMServer
 
 

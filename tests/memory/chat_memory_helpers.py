@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.memory.testing.replies import memory_stream_reply
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
+from simulator.worlds.grid.services import runs as grid_runs
 
 __all__ = ["moves_shown", "run_grid", "start"]
 

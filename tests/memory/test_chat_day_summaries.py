@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML
 from test_chat_memory_stream import run_chat, start, stub  # noqa: F401 (stub: the fixture)
 
-from simulator.domain.memory.settings import MemorySettings
 from simulator.errors import UserError
-from simulator.services.memory_blocks import resolve_memory
+from simulator.memory.domain.settings import MemorySettings
+from simulator.memory.services.blocks import resolve_memory
 
 
 def day_two_opening(store, run_id: str) -> str:

@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 from grid_plan_helpers import moves_shown, run_grid, start
 
-from simulator.domain.memory.parsers import parse_actions
+from simulator.memory.domain.parsers import parse_actions
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
 
 QUARTERS = [f"agent0 is doing task {n}" for n in range(1, 5)]
 

@@ -20,11 +20,11 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
-from simulator.engine.memory_keeper import COUNTERS, IMPORTANCE_FALLBACKS, MemoryKeeper
+from simulator.memory.engine.keeper import COUNTERS, IMPORTANCE_FALLBACKS, MemoryKeeper
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.grid.services import runs as grid_runs
 
 STREAM = {"kind": "stream", "embedder": "mock:16", "reflection_threshold": 30, "top_k": 3}
 AGENTS, STEPS = 3, 3

@@ -16,10 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
 from simulator.errors import UserError
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.grid.services import runs as grid_runs
 
 STREAM = {
     "kind": "stream",

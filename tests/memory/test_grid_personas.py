@@ -16,8 +16,8 @@ from grid_helpers import GRID_YAML, run_grid
 
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
+from simulator.worlds.grid.services import runs as grid_runs
 
 PERSONAS = [
     {"identity": "Isa runs the cafe.", "memories": ["I will host a party at step 3."]},

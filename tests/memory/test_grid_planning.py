@@ -17,11 +17,11 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
-from simulator.domain.memory.parsers import parse_hourly_plan, parse_reaction
-from simulator.domain.memory.settings import MemorySettings
+from simulator.memory.domain.parsers import parse_hourly_plan, parse_reaction
+from simulator.memory.domain.settings import MemorySettings
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
+from simulator.worlds.grid.services import runs as grid_runs
 
 PARTY = {"on": False}  # agent1 invites everyone (the re-planning test)
 LEGACY = {"plan_levels": 2, "react": "importance_at_least", "talk": False}

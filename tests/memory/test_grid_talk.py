@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 from grid_plan_helpers import run_grid, start
 
-from simulator.domain.memory.parsers import parse_utterance
-from simulator.engine.memory_keeper import COUNTERS
+from simulator.memory.domain.parsers import parse_utterance
+from simulator.memory.engine.keeper import COUNTERS
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
 
 LINES = [
     "agent0: agent0 to agent1, line 1",

@@ -17,16 +17,16 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML
 
-from simulator.domain.grid_experiment import GridExperiment
-from simulator.domain.grid_sweep import GridCell, GridSweepSpec, calls_per_run, cells, expand
-from simulator.domain.memory.settings import ABLATIONS
+from simulator.memory.domain.settings import ABLATIONS
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.services.world_sweeps import sweep_key
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.grid.domain.experiment import GridExperiment
+from simulator.worlds.grid.domain.sweep import GridCell, GridSweepSpec, calls_per_run, cells, expand
+from simulator.worlds.grid.services import runs as grid_runs
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP_YAML = REPO / "prompts" / "sweeps" / "grid_memory_ablation.yaml"

@@ -3,11 +3,11 @@ trigger says so (parsed insights stored as thoughts citing evidence), retrieve, 
 
 from __future__ import annotations
 
-from simulator.domain.memory.agent_memory import AgentMemory
-from simulator.domain.memory.parsers import parse_importance, parse_insights
-from simulator.domain.memory.reflection import REFERENCE_REFLECTION, cited
-from simulator.domain.memory.retrieval import REFERENCE
-from simulator.domain.memory.vectors import hash_vector, hash_vectors
+from simulator.memory.domain.agent_memory import AgentMemory
+from simulator.memory.domain.parsers import parse_importance, parse_insights
+from simulator.memory.domain.reflection import REFERENCE_REFLECTION, cited
+from simulator.memory.domain.retrieval import REFERENCE
+from simulator.memory.domain.vectors import hash_vector, hash_vectors
 
 DIM = 32
 

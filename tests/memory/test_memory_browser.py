@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.analysis.memory_browser import (
+from simulator.domain.experiment import LLMChoice
+from simulator.errors import NotFound, UserError
+from simulator.memory.analysis.browser import (
     SimClock,
     browse_memories,
     clock_of,
     memory_agents,
     stored_steps,
 )
-from simulator.domain.experiment import LLMChoice
-from simulator.domain.grid_experiment import GridSpec, GridWorld
-from simulator.domain.memory.records import new_record
-from simulator.errors import NotFound, UserError
+from simulator.memory.domain.records import new_record
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.grid.domain.experiment import GridSpec, GridWorld
 
 GHOST = "conv_gone-m00000-000099"
 

@@ -10,7 +10,6 @@ import httpx
 import numpy as np
 import pytest
 
-from simulator.domain.memory.vectors import hash_vector, hash_vectors
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError
 from simulator.llm.embeddings import (
@@ -22,6 +21,7 @@ from simulator.llm.embeddings import (
     create_embedder,
 )
 from simulator.llm.openai_embeddings import OpenAIEmbedder, split_model_url
+from simulator.memory.domain.vectors import hash_vector, hash_vectors
 from simulator.testing import StubLLMServer
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.domain.memory.parsers import (
+from simulator.memory.domain.parsers import (
     FALLBACK_IMPORTANCE,
     Insight,
     parse_evidence,

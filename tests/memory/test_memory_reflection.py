@@ -3,8 +3,8 @@ state survives a resume) and the choice of records a reflection looks at."""
 
 from __future__ import annotations
 
-from simulator.domain.memory.records import new_record
-from simulator.domain.memory.reflection import (
+from simulator.memory.domain.records import new_record
+from simulator.memory.domain.reflection import (
     PAPER_REFLECTION,
     REFERENCE_REFLECTION,
     ReflectionTrigger,

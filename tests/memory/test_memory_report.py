@@ -17,11 +17,11 @@ from test_party_probe import AGENTS, party_run  # the party on the stub, probe i
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import run_grid
 
-from simulator.analysis.grid.party import party_measures
-from simulator.analysis.grid.runs import load_runs
 from simulator.analysis.report import write_report
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.grid.analysis.party import party_measures
+from simulator.worlds.grid.analysis.runs import load_runs
 
 EVIL = "<script>alert(1)</script>"
 
@@ -93,7 +93,7 @@ def test_a_report_of_a_run_without_stream_or_probe_has_no_memory_section(embedde
     store = embedded
     from grid_helpers import grid_view
 
-    from simulator.services import grid_runs
+    from simulator.worlds.grid.services import runs as grid_runs
 
     view = grid_view(store)
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"agents": 3, "steps": 1})

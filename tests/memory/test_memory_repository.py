@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator.domain.memory.records import new_record
-from simulator.domain.memory.stream import MemoryStream
-from simulator.domain.memory.vectors import hash_vector, hash_vectors
+from simulator.memory.domain.records import new_record
+from simulator.memory.domain.stream import MemoryStream
+from simulator.memory.domain.vectors import hash_vector, hash_vectors
 from simulator.store.cascade import count_conversation, delete_conversation
 from simulator.store.repositories.memories import SCHEMA_VERSION
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simulator.domain.memory.retrieval import (
+from simulator.memory.domain.retrieval import (
     EVENT_GROUP,
     PAPER,
     PRESETS,

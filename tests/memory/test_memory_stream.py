@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simulator.domain.memory.records import (
+from simulator.memory.domain.records import (
     MemoryRecord,
     agent_id_range,
     depth_of,
     memory_id,
     new_record,
 )
-from simulator.domain.memory.retrieval import PAPER, REFERENCE, RetrievalSettings, top_k
-from simulator.domain.memory.stream import MemoryStream
-from simulator.domain.memory.vectors import hash_vector, hash_vectors
+from simulator.memory.domain.retrieval import PAPER, REFERENCE, RetrievalSettings, top_k
+from simulator.memory.domain.stream import MemoryStream
+from simulator.memory.domain.vectors import hash_vector, hash_vectors
 
 
 def test_memory_ids_are_deterministic_and_sort_in_stream_order():

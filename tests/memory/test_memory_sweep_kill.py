@@ -19,12 +19,12 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, cli
 
-from simulator.domain.grid_sweep import GridSweepSpec
 from simulator.services import experiments as exp_service
-from simulator.services import grid_sweeps
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.grid.domain.sweep import GridSweepSpec
+from simulator.worlds.grid.services import sweeps as grid_sweeps
 
 AGENTS, STEPS = 4, 3
 

@@ -20,22 +20,22 @@ import pytest
 import yaml
 from rich.console import Console
 
-from simulator.analysis.memory_browser import browse_memories
 from simulator.cli.context import AppContext
-from simulator.cli.network_run import print_header
 from simulator.domain.ids import content_hash
-from simulator.domain.memory.settings import MemorySettings
-from simulator.domain.network.scenario import DEFAULT_FREE_CHAT_PROMPT
-from simulator.domain.network_experiment import NetworkExperiment
-from simulator.engine.memory_keeper import COUNTERS, MemoryKeeper
 from simulator.errors import UserError
 from simulator.llm.embeddings import CachedEmbedder
+from simulator.memory.analysis.browser import browse_memories
+from simulator.memory.domain.settings import MemorySettings
+from simulator.memory.engine.keeper import COUNTERS, MemoryKeeper
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 from simulator.testing.cancelled_run import run_cancelling
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.network.cli.run import print_header
+from simulator.worlds.network.domain.experiment import NetworkExperiment
+from simulator.worlds.network.domain.scenario import DEFAULT_FREE_CHAT_PROMPT
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

@@ -23,17 +23,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import REPO, run_grid
 
-from simulator.analysis.grid.measures import cell_summaries, grid_measures
-from simulator.analysis.grid.party import party_measures
-from simulator.analysis.grid.runs import load_runs
-from simulator.analysis.grid.table import export_grid
 from simulator.analysis.report import render_report
-from simulator.analysis.report.party_paper_html import cells_paper_table
-from simulator.domain.memory.settings import MemorySettings
+from simulator.memory.domain.settings import MemorySettings
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.grid.analysis.measures import cell_summaries, grid_measures
+from simulator.worlds.grid.analysis.party import party_measures
+from simulator.worlds.grid.analysis.report.party_paper import cells_paper_table
+from simulator.worlds.grid.analysis.runs import load_runs
+from simulator.worlds.grid.analysis.table import export_grid
+from simulator.worlds.grid.services import runs as grid_runs
 
 PARTY = REPO / "prompts" / "experiments" / "party_grid.yaml"
 POSITIONS = [[5, 5], [5, 6], [8, 5], [0, 0], [9, 9], [0, 9], [9, 0], [5, 4]]

@@ -16,16 +16,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import REPO, run_grid
 
-from simulator.analysis.grid.measures import grid_measures
-from simulator.analysis.grid.party import party_measures
-from simulator.analysis.grid.runs import load_runs
-from simulator.domain.grid_experiment import GridExperiment
-from simulator.domain.memory.settings import MemorySettings
 from simulator.errors import UserError
+from simulator.memory.domain.settings import MemorySettings
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
+from simulator.worlds.grid.analysis.measures import grid_measures
+from simulator.worlds.grid.analysis.party import party_measures
+from simulator.worlds.grid.analysis.runs import load_runs
+from simulator.worlds.grid.domain.experiment import GridExperiment
+from simulator.worlds.grid.services import runs as grid_runs
 
 PARTY = REPO / "prompts" / "experiments" / "party_grid.yaml"
 AGENTS = 8

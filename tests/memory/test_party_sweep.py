@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
 
 REPO = Path(__file__).resolve().parents[2]
 PARTY = REPO / "prompts" / "experiments" / "party_grid.yaml"

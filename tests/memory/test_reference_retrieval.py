@@ -21,13 +21,13 @@ import numpy as np
 import pytest
 import yaml
 
-from simulator.domain.memory.agent_memory import AgentMemory
-from simulator.domain.memory.records import MemoryRecord, new_record
-from simulator.domain.memory.settings import MemorySettings
+from simulator.memory.domain.agent_memory import AgentMemory
+from simulator.memory.domain.records import MemoryRecord, new_record
+from simulator.memory.domain.settings import MemorySettings
+from simulator.memory.testing.replies import memory_stream_reply
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
-from simulator.testing.memory_replies import memory_stream_reply
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "generative_agents"
 FIXTURE = json.loads((FIXTURES / "nodes.json").read_text())

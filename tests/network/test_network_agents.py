@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.network.agents_table import agent_groups, parse_agents, read_agents
-from simulator.domain.network.answers import round_zero
 from simulator.errors import UserError
+from simulator.worlds.network.domain.agents_table import agent_groups, parse_agents, read_agents
+from simulator.worlds.network.domain.answers import round_zero
 
 SHIPPED = Path(__file__).resolve().parents[2] / "prompts" / "network" / "agents_synthetic.csv"
 HEADER = "name,a,tau,f,lambda,O_initial,A_initial,O_initial_text\n"

@@ -14,7 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.analysis.network import (
+from simulator.llm.access import LLMAccess
+from simulator.llm.retry import RetryPolicy
+from simulator.services import experiments as exp_service
+from simulator.testing import StubLLMServer
+from simulator.worlds.network.analysis import (
     OTHER_SEED,
     SAME_SEED,
     Twin,
@@ -24,14 +28,10 @@ from simulator.analysis.network import (
     round_measures,
     trajectory_distance,
 )
-from simulator.domain.network.graphs import graph_for_round
-from simulator.domain.network_experiment import NetworkSpec
-from simulator.engine.network_run import graphs_of
-from simulator.llm.access import LLMAccess
-from simulator.llm.retry import RetryPolicy
-from simulator.services import experiments as exp_service
-from simulator.services import network_runs
-from simulator.testing import StubLLMServer
+from simulator.worlds.network.domain.experiment import NetworkSpec
+from simulator.worlds.network.domain.graphs import graph_for_round
+from simulator.worlds.network.engine.run import graphs_of
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.domain.network.agents_table import AgentRow
-from simulator.domain.network.answers import (
+from simulator.worlds.network.domain.agents_table import AgentRow
+from simulator.worlds.network.domain.answers import (
     MAX_ATTEMPTS,
     Answer,
     opinion_scale,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simulator.domain.network.answers import parse_answer
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
+from simulator.worlds.network.domain.answers import parse_answer
+from simulator.worlds.network.services import runs as network_runs
 
 NETWORK_YAML = Path(__file__).resolve().parents[2] / "prompts/experiments/llm_sam_network.yaml"
 

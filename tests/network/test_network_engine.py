@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.network.agents_table import read_agents
-from simulator.domain.network.answers import round_zero
-from simulator.domain.network.theory import degroot, rounded_mean
-from simulator.engine.network_run import graphs_of
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
 from simulator.testing import StubLLMServer
+from simulator.worlds.network.domain.agents_table import read_agents
+from simulator.worlds.network.domain.answers import round_zero
+from simulator.worlds.network.domain.theory import degroot, rounded_mean
+from simulator.worlds.network.engine.run import graphs_of
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

@@ -21,18 +21,18 @@ import yaml
 from rich.console import Console
 
 from simulator.cli.context import AppContext
-from simulator.cli.network_run import print_header
-from simulator.domain.network.answers import MAX_ATTEMPTS
-from simulator.domain.network.scenario import DEFAULT_FREE_CHAT_PROMPT
-from simulator.engine.network_run import graphs_of
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
 from simulator.store.database import open_database
 from simulator.store.store import open_store, open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.network.cli.run import print_header
+from simulator.worlds.network.domain.answers import MAX_ATTEMPTS
+from simulator.worlds.network.domain.scenario import DEFAULT_FREE_CHAT_PROMPT
+from simulator.worlds.network.engine.run import graphs_of
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

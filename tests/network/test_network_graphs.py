@@ -8,8 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from simulator.domain.network.graphs import build_graphs, graph_for_round, parse_graph_spec
 from simulator.errors import UserError
+from simulator.worlds.network.domain.graphs import build_graphs, graph_for_round, parse_graph_spec
 
 
 def edges(graph: nx.Graph) -> set[tuple[int, int]]:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from simulator.analysis.network import (
+from simulator.worlds.network.analysis import (
     assortativity,
     bimodality,
     round_measures,
     run_measures,
     trajectory_distance,
 )
-from simulator.domain.network.graphs import build_graphs
-from simulator.domain.network.theory import coevolve
+from simulator.worlds.network.domain.graphs import build_graphs
+from simulator.worlds.network.domain.theory import coevolve
 
 T, F = True, False
 

@@ -18,19 +18,20 @@ import pytest
 import yaml
 from rich.console import Console
 
-from simulator.analysis.network.tables import prompt_columns
 from simulator.cli.context import AppContext
-from simulator.cli.network_run import print_header
-from simulator.domain.network.agents_table import read_agents
-from simulator.domain.network.experiment_files import SYNTHETIC_PATH
-from simulator.domain.network.graphs import build_graphs
-from simulator.domain.network_experiment import NetworkSettings, NetworkSpec
-from simulator.domain.network_sweep import NetworkSweepSpec, cells
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs, network_sweeps
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.network.analysis.tables import prompt_columns
+from simulator.worlds.network.cli.run import print_header
+from simulator.worlds.network.domain.agents_table import read_agents
+from simulator.worlds.network.domain.experiment import NetworkSettings, NetworkSpec
+from simulator.worlds.network.domain.experiment_files import SYNTHETIC_PATH
+from simulator.worlds.network.domain.graphs import build_graphs
+from simulator.worlds.network.domain.sweep import NetworkSweepSpec, cells
+from simulator.worlds.network.services import runs as network_runs
+from simulator.worlds.network.services import sweeps as network_sweeps
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

@@ -21,8 +21,8 @@ import pytest
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
 from simulator.testing import StubLLMServer
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

@@ -17,17 +17,17 @@ from xml.etree import ElementTree
 
 import pytest
 
-from simulator.analysis.network import run_measures
 from simulator.analysis.report import write_report
-from simulator.domain.network_experiment import NetworkSpec
-from simulator.engine.network_run import graphs_of
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.network.analysis import run_measures
+from simulator.worlds.network.domain.experiment import NetworkSpec
+from simulator.worlds.network.engine.run import graphs_of
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

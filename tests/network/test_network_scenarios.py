@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.network.agents_table import AgentRow, read_agents
-from simulator.domain.network.answers import parse_answer
-from simulator.domain.network.scenario import (
+from simulator.errors import UserError
+from simulator.worlds.network.domain.agents_table import AgentRow, read_agents
+from simulator.worlds.network.domain.answers import parse_answer
+from simulator.worlds.network.domain.scenario import (
     SCENARIOS_DIR,
     load_scenario,
     scenario_path,
     shipped_scenarios,
 )
-from simulator.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ["community_habit", "costly_purchase", "pricier_plan"]

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.network_sweep import NetworkSweepSpec
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
-from simulator.services import network_sweeps
 from simulator.services.sweep_runs import SweepRunner
 from simulator.testing import StubLLMServer
+from simulator.worlds.network.domain.sweep import NetworkSweepSpec
+from simulator.worlds.network.services import sweeps as network_sweeps
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"
@@ -116,7 +116,7 @@ def test_every_run_of_a_sweep_runs_and_a_second_create_adds_nothing(store, monke
 
 
 def test_the_shipped_sweep_file_plans_its_networks(store, tmp_path):
-    from simulator.cli.network_sweep_options import network_sweep_spec
+    from simulator.worlds.network.cli.sweep_options import network_sweep_spec
 
     view = exp_service.import_yaml(store, NETWORK_YAML, "alice")
     spec = network_sweep_spec(str(SHIPPED_SWEEP), {"llms": ("openai:stub",)})

@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.domain.network.graphs import graph_for_round
-from simulator.domain.network.theory import rounded_mean
-from simulator.domain.network_experiment import NetworkSpec
-from simulator.engine.network_run import graphs_of
 from simulator.services import experiments as exp_service
-from simulator.services import network_sweeps
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.network.domain.experiment import NetworkSpec
+from simulator.worlds.network.domain.graphs import graph_for_round
+from simulator.worlds.network.domain.theory import rounded_mean
+from simulator.worlds.network.engine.run import graphs_of
+from simulator.worlds.network.services import sweeps as network_sweeps
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

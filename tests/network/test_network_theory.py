@@ -10,10 +10,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from simulator.domain.network.agents_table import read_agents
-from simulator.domain.network.answers import Answer, parse_answer, round_zero
-from simulator.domain.network.graphs import build_graphs
-from simulator.domain.network.theory import (
+from simulator.worlds.network.domain.agents_table import read_agents
+from simulator.worlds.network.domain.answers import Answer, parse_answer, round_zero
+from simulator.worlds.network.domain.graphs import build_graphs
+from simulator.worlds.network.domain.theory import (
     _p_yes,
     coevolve,
     degroot,

@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from simulator.domain.network.theory import coevolve  # noqa: E402
+from simulator.worlds.network.domain.theory import coevolve  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "caof" / "trace.json"
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.domain.network.agents_table import read_agents
-from simulator.domain.network.answers import round_zero
-from simulator.domain.network.theory import coevolve, from_agents
-from simulator.engine.network_run import graphs_of
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
-from simulator.services import network_runs
+from simulator.worlds.network.domain.agents_table import read_agents
+from simulator.worlds.network.domain.answers import round_zero
+from simulator.worlds.network.domain.theory import coevolve, from_agents
+from simulator.worlds.network.engine.run import graphs_of
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK_YAML = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"

@@ -10,8 +10,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from simulator.domain.network.theory import coevolve
-from simulator.domain.network_experiment import NetworkSettings, TheorySettings
+from simulator.worlds.network.domain.experiment import NetworkSettings, TheorySettings
+from simulator.worlds.network.domain.theory import coevolve
 
 LAMBDAS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 SEEDS = range(6)

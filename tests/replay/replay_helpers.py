@@ -9,10 +9,12 @@ import hashlib
 from pathlib import Path
 
 from simulator.llm.access import LLMAccess
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
-from simulator.services import grid_runs, network_runs, replays
+from simulator.services import replays
 from simulator.services.replays import ReplayResult
+from simulator.worlds.chat.services import runs as conv_service
+from simulator.worlds.grid.services import runs as grid_runs
+from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"

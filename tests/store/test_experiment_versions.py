@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from simulator.domain.experiment import Experiment
-from simulator.domain.grid_experiment import GridExperiment
-from simulator.domain.network.prompt_choices import PromptChoices
-from simulator.domain.network_experiment import NetworkExperiment
-from simulator.domain.probe import NewsProbe, Probe
 from simulator.domain.yaml_io import load_model
 from simulator.store.repositories.experiments import experiment_version, spec_of
+from simulator.worlds.grid.domain.experiment import GridExperiment
+from simulator.worlds.grid.domain.probe import NewsProbe, Probe
+from simulator.worlds.network.domain.experiment import NetworkExperiment
+from simulator.worlds.network.domain.prompt_choices import PromptChoices
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "prompts" / "experiments"
 BEFORE = [

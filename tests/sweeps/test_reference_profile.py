@@ -18,13 +18,13 @@ from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.services import runs as conv_service
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"

@@ -28,8 +28,8 @@ def render_report(
     grid report (grid_context.py, grid_html.py) and its GridReportContext, a network target
     the network report (network_context.py, network_html.py), drawn at `round_index`."""
     from simulator.analysis.scope import resolve_scope
-    from simulator.domain.grid_experiment import is_grid
-    from simulator.domain.network_experiment import is_network
+    from simulator.worlds.grid.domain.experiment import is_grid
+    from simulator.worlds.network.domain.experiment import is_network
 
     scope = resolve_scope(store, target_id)
     if labels is not None and (is_network(scope.experiment) or is_grid(scope.experiment)):
@@ -41,8 +41,8 @@ def render_report(
             fix="leave --labels out",
         )
     if is_network(scope.experiment):
-        from simulator.analysis.report.network_context import build_network_context
-        from simulator.analysis.report.network_html import render_network
+        from simulator.worlds.network.analysis.report.context import build_network_context
+        from simulator.worlds.network.analysis.report.html import render_network
 
         network = build_network_context(store, scope, per_cell, round_index)
         return render_network(network), network  # type: ignore[return-value]
@@ -55,8 +55,8 @@ def render_report(
             fix="leave --round out",
         )
     if is_grid(scope.experiment):
-        from simulator.analysis.report.grid_context import build_grid_context
-        from simulator.analysis.report.grid_html import render_grid
+        from simulator.worlds.grid.analysis.report.context import build_grid_context
+        from simulator.worlds.grid.analysis.report.html import render_grid
 
         grid = build_grid_context(store, scope, per_cell=per_cell)
         return render_grid(grid), grid  # type: ignore[return-value]

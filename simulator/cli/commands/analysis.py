@@ -17,15 +17,15 @@ from simulator.analysis.measures import MEASURES
 from simulator.analysis.prison_paper.measures import PaperTables, export_rows, paper_tables
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.streaming import export_scope, measure_scope
-from simulator.cli.commands.grid_analysis import export_grid_scope, print_grid_measures
-from simulator.cli.commands.network_analysis import export_network_scope, print_network_measures
 from simulator.cli.context import AppContext
 from simulator.cli.paper_tables import labels_option, pick, print_paper_tables
 from simulator.cli.transcript_view import natural_width
-from simulator.domain.grid_experiment import is_grid
 from simulator.domain.invisible_chars import visible
-from simulator.domain.network_experiment import is_network
 from simulator.errors import UserError
+from simulator.worlds.grid.cli.analysis import export_grid_scope, print_grid_measures
+from simulator.worlds.grid.domain.experiment import is_grid
+from simulator.worlds.network.cli.analysis import export_network_scope, print_network_measures
+from simulator.worlds.network.domain.experiment import is_network
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 PAPER_TABLES = "paper_tables"

@@ -10,12 +10,12 @@ import click
 from simulator.cli.context import AppContext
 from simulator.cli.params import SEED
 from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
-from simulator.domain.memory.records import MEMORY_TYPES
 from simulator.errors import UserError
+from simulator.memory.domain.records import MEMORY_TYPES
 from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing
-from simulator.services import conversations as service
 from simulator.services.experiments import foreign_note
+from simulator.worlds.chat.services import runs as service
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 
@@ -100,8 +100,8 @@ def memory_cmd(
 ) -> None:
     """Browse a run's memory streams: each agent's memories over time with their importance,
     the evidence under each thought (--tree), and what one step's prompts showed (--step)."""
-    from simulator.analysis.memory_browser import browse_memories
-    from simulator.cli.memory_view import show_memories
+    from simulator.memory.analysis.browser import browse_memories
+    from simulator.memory.cli.view import show_memories
 
     browse = browse_memories(app.store, run_id, agent=agent, type=kind, step=step)
     if as_json:

@@ -17,7 +17,6 @@ from simulator.cli.commands.run import execute
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import FixedNote, run_until_stopped
 from simulator.cli.params import SEED
-from simulator.domain.conversation import ConversationSpec, split_messages
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
@@ -26,10 +25,11 @@ from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError, ChatMessage, FatalBackendError
 from simulator.prompting.assembly import render_all
 from simulator.prompting.templates import PROMPTS_DIR
-from simulator.prompting.transcript import agent_messages, day_opening
-from simulator.services import conversations as conv_service
 from simulator.services import experiments as exp_service
 from simulator.store.repositories.experiments import experiment_version
+from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
+from simulator.worlds.chat.prompting.transcript import agent_messages, day_opening
+from simulator.worlds.chat.services import runs as conv_service
 
 PRISON = PROMPTS_DIR / "experiments" / "prison.yaml"
 DEMO_MODEL = "local:smollm2"

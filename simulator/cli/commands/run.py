@@ -8,37 +8,37 @@ from typing import get_args
 
 import click
 
-from simulator.cli.chat_switches import switch_lines
 from simulator.cli.context import AppContext
-from simulator.cli.grid_run import (
+from simulator.cli.interrupts import StoppedRuns, run_until_stopped
+from simulator.cli.live import LiveView, run_access
+from simulator.cli.params import SEED, pool_sizes
+from simulator.domain.plural import count
+from simulator.errors import UserError
+from simulator.services import experiments as exp_service
+from simulator.worlds.chat.cli.switches import switch_lines
+from simulator.worlds.chat.domain.profile import PROFILE_NAMES, profile_switches
+from simulator.worlds.chat.domain.spec import (
+    SPEAKER_METHODS,
+    ConversationSpec,
+    ReplyCleaning,
+    SpeakerFormat,
+)
+from simulator.worlds.chat.engine.run import llm_name
+from simulator.worlds.chat.services import runs as conv_service
+from simulator.worlds.chat.services.runs import RunOutcome
+from simulator.worlds.grid.cli.run import (
     grid_agents,
     grid_options,
     refuse_chat_flags,
     refuse_grid_flags,
     run_grid_cli,
 )
-from simulator.cli.interrupts import StoppedRuns, run_until_stopped
-from simulator.cli.live import LiveView, run_access
-from simulator.cli.network_run import (
+from simulator.worlds.network.cli.run import (
     free_chat_rounds,
     network_options,
     refuse_flags,
     run_network_cli,
 )
-from simulator.cli.params import SEED, pool_sizes
-from simulator.domain.chat_profile import PROFILE_NAMES, profile_switches
-from simulator.domain.conversation import (
-    SPEAKER_METHODS,
-    ConversationSpec,
-    ReplyCleaning,
-    SpeakerFormat,
-)
-from simulator.domain.plural import count
-from simulator.engine.conversation import llm_name
-from simulator.errors import UserError
-from simulator.services import conversations as conv_service
-from simulator.services import experiments as exp_service
-from simulator.services.conversations import RunOutcome
 
 
 def execute(
@@ -258,7 +258,7 @@ def run_cmd(
         "--free-chat": free_chat,
         "--theory": theory,
     }
-    if view.is_network:
+    if view.kind == "network":
         chat_choices = {
             "--agents": agents,
             "--days": days != 1 or None,
@@ -294,7 +294,7 @@ def run_cmd(
             raise SystemExit(1)
         return
     refuse_flags(network_only, "this experiment", "use them with a network experiment")
-    if view.is_grid:
+    if view.kind == "grid":
         refuse_chat_flags(
             {**chat_only, **given}, speaker, days, message_counting, allow_repeat_speaker
         )

@@ -9,24 +9,26 @@ import click
 
 from simulator.cli.commands.sweep_options import fork_header, fork_options, json_option, run_options
 from simulator.cli.context import AppContext
-from simulator.cli.grid_sweep_options import (
-    grid_sweep_options,
-    grid_sweep_spec,
-    refuse_grid_sweep_flags,
-)
-from simulator.cli.network_sweep_options import network_sweep_spec
 from simulator.cli.params import SEED
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
-from simulator.domain.chat_profile import PROFILE_NAMES, profile_switches
-from simulator.domain.conversation import SPEAKER_METHODS, ReplyCleaning, SpeakerFormat
 from simulator.domain.plural import count
 from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
-from simulator.services import fork_sweeps, grid_sweeps, network_sweeps
+from simulator.services import fork_sweeps
 from simulator.services import sweeps as service
+from simulator.worlds.chat.domain.profile import PROFILE_NAMES, profile_switches
+from simulator.worlds.chat.domain.spec import SPEAKER_METHODS, ReplyCleaning, SpeakerFormat
+from simulator.worlds.grid.cli.sweep_options import (
+    grid_sweep_options,
+    grid_sweep_spec,
+    refuse_grid_sweep_flags,
+)
+from simulator.worlds.grid.services import sweeps as grid_sweeps
+from simulator.worlds.network.cli.sweep_options import network_sweep_spec
+from simulator.worlds.network.services import sweeps as network_sweeps
 
 
 @click.group()
@@ -135,18 +137,20 @@ def create_cmd(
     chat of EXPERIMENT_ID at one message: its agents, messages and days are the parent's."""
     view = exp_service.get(app.store, experiment_id, app.user)
     fork = {k: flags.pop(k) for k in ("fork_from", "fork_at", "fork_edit")}
-    if (view.is_network or view.is_grid) and any(v is not None for v in fork.values()):
+    if (view.kind == "network" or view.kind == "grid") and any(
+        v is not None for v in fork.values()
+    ):
         raise UserError(
-            f"{experiment_id} is a {'network' if view.is_network else 'grid'} experiment; "
+            f"{experiment_id} is a {'network' if view.kind == 'network' else 'grid'} experiment; "
             "fork sweeps branch a stored chat conversation at one message",
             field="--fork-from",
             fix="give the chat experiment of the conversation to fork",
         )
-    if view.is_network:
+    if view.kind == "network":
         spec = network_sweep_spec(file, flags)
         plan = network_sweeps.plan(app.store, view, spec, app.user)
         creator = network_sweeps.create
-    elif view.is_grid:
+    elif view.kind == "grid":
         spec = grid_sweep_spec(file, flags)
         plan = grid_sweeps.plan(app.store, view, spec, app.user)
         creator = grid_sweeps.create

@@ -17,12 +17,12 @@ from rich.markup import escape
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import run_create
-from simulator.cli.interactive.create_grid import run_create_grid
 from simulator.cli.interactive.experiment_menu import foreign_notice, run_experiment_menu
 from simulator.cli.interactive.import_menu import run_import_reference
 from simulator.errors import UserError
 from simulator.identity import USER_PATTERN, remember_user
 from simulator.services import experiments as service
+from simulator.worlds.grid.cli.create_menu import run_create_grid
 
 EXIT = "exit"
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from simulator.cli.commands import run as run_cmd
 from simulator.cli.context import AppContext
-from simulator.cli.interactive import fork_menu, memory_menu
+from simulator.cli.interactive import fork_menu
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.transcript_view import (
     lineage_lines,
@@ -18,18 +18,19 @@ from simulator.cli.transcript_view import (
     show_prompts,
     show_transcript,
 )
-from simulator.domain.conversation import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
 from simulator.domain.experiment import LLMChoice
-from simulator.domain.grid_experiment import is_grid
 from simulator.domain.limits import MAX_SEED
-from simulator.domain.network_experiment import is_network
-from simulator.engine.conversation import llm_name
-from simulator.engine.speakers import InputFunction, TurnState
 from simulator.errors import NotFound
+from simulator.memory.cli import menu as memory_menu
 from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing_service
-from simulator.services import conversations as conv_service
 from simulator.services.experiments import ExperimentView
+from simulator.worlds.chat.domain.spec import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
+from simulator.worlds.chat.engine.run import llm_name
+from simulator.worlds.chat.engine.speakers import InputFunction, TurnState
+from simulator.worlds.chat.services import runs as conv_service
+from simulator.worlds.grid.domain.experiment import is_grid
+from simulator.worlds.network.domain.experiment import is_network
 
 SPEAKER_HELP = {
     "round_robin": "agents in order, one after another",

@@ -13,23 +13,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.cli.context import AppContext
-from simulator.cli.grid_run import run_grid_cli
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.conversation_menu import browse, perform
 from simulator.cli.interactive.create import STEPS, preview
 from simulator.cli.interactive.draft import Draft
 from simulator.cli.interactive.sweep_menu import perform_sweep
-from simulator.cli.network_run import run_network_cli
 from simulator.cli.render import experiment_detail
 from simulator.domain.experiment import Experiment
-from simulator.domain.grid_experiment import MAX_GRID_AGENTS, MAX_GRID_SIDE, MAX_GRID_STEPS
 from simulator.domain.limits import MAX_SEED
-from simulator.domain.network.scenario import MAX_ROUNDS
-from simulator.domain.network_experiment import THEORY
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
 from simulator.services.experiments import ExperimentView
+from simulator.worlds.grid.cli.run import run_grid_cli
+from simulator.worlds.grid.domain.experiment import MAX_GRID_AGENTS, MAX_GRID_SIDE, MAX_GRID_STEPS
+from simulator.worlds.network.cli.run import run_network_cli
+from simulator.worlds.network.domain.experiment import THEORY
+from simulator.worlds.network.domain.scenario import MAX_ROUNDS
 
 BACK = "back"
 # A handler gets the app and the current view; it returns None to stay on this experiment,
@@ -269,9 +269,9 @@ NETWORK_ENTRIES: list[MenuEntry] = [  # an opinion network: sweeps from a YAML f
 
 
 def entries_for(view: ExperimentView) -> list[MenuEntry]:
-    if view.is_grid:
+    if view.kind == "grid":
         return GRID_ENTRIES
-    return NETWORK_ENTRIES if view.is_network else ENTRIES
+    return NETWORK_ENTRIES if view.kind == "network" else ENTRIES
 
 
 def run_experiment_menu(app: AppContext, experiment_id: str) -> None:

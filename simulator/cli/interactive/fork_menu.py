@@ -11,17 +11,17 @@ from simulator.cli.context import AppContext
 from simulator.cli.fork_view import run_fork, show_plan
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.replay_view import replay_cli
-from simulator.domain.conversation import ConversationSpec
 from simulator.domain.experiment import Experiment
 from simulator.domain.fork import point_text
 from simulator.domain.invisible_chars import visible
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.variants import variant_slots
 from simulator.domain.vocabulary import SPEAKER_METHODS
-from simulator.engine.conversation import llm_name
 from simulator.errors import UserError
-from simulator.services import conversations as conv_service
 from simulator.services import forks, replays
+from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.engine.run import llm_name
+from simulator.worlds.chat.services import runs as conv_service
 
 KEEP = "\x00keep"  # "keep the parent's" in a picker (no model, method or variant starts with NUL)
 TYPE = "\x00type"  # "type a model string"

@@ -4,53 +4,42 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
 from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.clock import now
 from simulator.domain.experiment import Experiment
-from simulator.domain.grid_experiment import GRID_FIELDS, GridExperiment, is_grid
 from simulator.domain.ids import content_hash, new_id
-from simulator.domain.network_experiment import NETWORK_FIELDS, NetworkExperiment, is_network
+from simulator.domain.world import domain_of, experiment_kind
 from simulator.errors import NotFound, PermissionRefused
 from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index
+from simulator.worlds import DEFAULT_KIND, kind_of
 
 SCHEMA_VERSION = 1
-# a chat's `memory` is dumped only when it is not the default (Experiment's serializer), so the
-# versions of experiments stored before memory blocks do not change
-SPEC_FIELDS = (
-    "starting_message",
-    "llms",
-    "roles",
-    "shared_sections",
-    "summarizer_sections",
-    "memory",
-)
 # fields added after experiments were stored: at their default they stay out of the stored spec
 # and of the version hash, so a stored experiment keeps its version and a resumed sweep its
-# conversations' keys. A grid's memory and personas have been hashed since they were added.
+# conversations' keys. A world lists those it hashes even at their default (ALWAYS_FIELDS).
+# A chat's `memory` is dumped only when it is not the default (Experiment's serializer).
 LATER_FIELDS = ("memory", "probe", "measures", "personality")
-GRID_ALWAYS = ("memory",)
 
-
-AnyExperiment = Experiment | GridExperiment | NetworkExperiment
+# any world's experiment model (simulator/domain/world.py: WorldDomain.Experiment)
+AnyExperiment = BaseModel
 
 
 def spec_of(experiment: AnyExperiment) -> dict:
     """What is stored under `spec`: everything that shapes a run (not name, note, favourite)."""
-    if isinstance(experiment, GridExperiment):
-        fields = GRID_FIELDS
-    elif isinstance(experiment, NetworkExperiment):
-        fields = NETWORK_FIELDS
-    else:
-        fields = SPEC_FIELDS
-    spec = experiment.model_dump(mode="json", include=set(fields))
-    always = GRID_ALWAYS if isinstance(experiment, GridExperiment) else ()
+    spec = experiment.model_dump(mode="json", include=set(_fields(experiment)))
+    always = domain_of(experiment_kind(experiment)).ALWAYS_FIELDS
     for name in LATER_FIELDS:  # left at its default: the version its experiment always had
         if name in spec and name not in always and spec[name] == _default(experiment, name):
             del spec[name]
     return spec
+
+
+def _fields(experiment: AnyExperiment) -> tuple[str, ...]:
+    return domain_of(experiment_kind(experiment)).SPEC_FIELDS
 
 
 def _default(experiment: AnyExperiment, name: str) -> object:
@@ -63,8 +52,9 @@ def experiment_version(experiment: AnyExperiment) -> str:
     """Hash of everything that shapes a conversation (not name, note or favourite); a grid
     experiment's hash covers its kind too, so no chat experiment can share it."""
     spec = spec_of(experiment)
-    if isinstance(experiment, GridExperiment | NetworkExperiment):
-        return content_hash({"kind": experiment.kind, **spec})
+    kind = experiment_kind(experiment)
+    if domain_of(kind).VERSION_HAS_KIND:
+        return content_hash({"kind": kind, **spec})
     return content_hash(spec)
 
 
@@ -83,7 +73,7 @@ def imported_document(
         "updated_at": created_at,
         "duplicated_from": None,
         "version": experiment_version(experiment),
-        "spec": experiment.model_dump(mode="json", include=set(SPEC_FIELDS)),
+        "spec": experiment.model_dump(mode="json", include=set(_fields(experiment))),
         "source": source,
     }
 
@@ -104,8 +94,8 @@ class ExperimentsRepository:
     ) -> dict:
         moment = now()
         spec = spec_of(experiment)
-        worlds = GridExperiment | NetworkExperiment
-        kind = {"kind": experiment.kind} if isinstance(experiment, worlds) else {}
+        world = experiment_kind(experiment)  # a chat is stored without kind, as it always was
+        kind = {} if world == DEFAULT_KIND else {"kind": world}
         for _ in range(8):
             doc = {
                 "_id": new_id("exp"),
@@ -186,10 +176,7 @@ class ExperimentsRepository:
 
 
 def to_model(doc: dict, favourite: bool = False) -> AnyExperiment:
-    """Rebuild the validated model from a stored document (a chat or a grid experiment)."""
+    """Rebuild the validated model of the document's world from a stored document."""
+    kind = kind_of(doc)
     data = {"name": doc["name"], "note": doc.get("note", ""), "favourite": favourite, **doc["spec"]}
-    if is_grid(doc):
-        return GridExperiment.from_stored({"kind": doc["kind"], **data})
-    if is_network(doc):
-        return NetworkExperiment.from_stored({"kind": doc["kind"], **data})
-    return Experiment.from_stored(data)
+    return domain_of(kind).from_stored({"kind": kind, **data})

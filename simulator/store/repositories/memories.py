@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from simulator.domain.memory.records import MemoryRecord, agent_id_range
+from simulator.memory.domain.records import MemoryRecord, agent_id_range
 from simulator.store.counting import count
 from simulator.store.embedded import by_ids, id_range, table_of
 from simulator.store.embedded_writes import direct_table

@@ -1,0 +1,1 @@
+"""Memory streams: the seam every world uses to remember, retrieve and reflect."""

@@ -1,0 +1,1 @@
+"""Measures, tables and report sections of memory streams."""

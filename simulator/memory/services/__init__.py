@@ -1,0 +1,1 @@
+"""Operations the commands and menus share of memory streams."""

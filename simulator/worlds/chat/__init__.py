@@ -1,0 +1,1 @@
+"""The chat world: its models, rules, prompts, measures, report and options."""

@@ -1,0 +1,1 @@
+"""Operations the commands and menus share of the chat world."""

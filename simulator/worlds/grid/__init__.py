@@ -1,0 +1,1 @@
+"""The grid world: its models, rules, prompts, measures, report and options."""

@@ -1,0 +1,1 @@
+"""Validated models and pure rules of the grid world."""

@@ -1,0 +1,1 @@
+"""The rules as the step loop drives them of the grid world."""

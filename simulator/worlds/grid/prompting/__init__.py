@@ -1,0 +1,1 @@
+"""Prompt assembly of the grid world."""

@@ -1,0 +1,1 @@
+"""Loopback replies for tests and demos of the grid world."""

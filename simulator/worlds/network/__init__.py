@@ -1,0 +1,1 @@
+"""The network world: its models, rules, prompts, measures, report and options."""

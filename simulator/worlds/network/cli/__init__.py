@@ -1,0 +1,1 @@
+"""Commands, options and display of the network world."""

@@ -7,13 +7,15 @@ parts (`part(kind, "services.runs")`), a module that implements the protocol the
 publishes for that part. Parts are imported only when asked for, so the domain stays free of the
 upper layers and a command imports only the world it runs.
 
-Adding a world is one folder and one row here, or, for a world shipped in another package, one
-`register(...)` call (or an entry point in the `llm_sim.worlds` group naming a `WorldRow`).
+Adding a world is one folder and one row here. A world shipped in another package joins with
+an entry point in the `llm_sim.worlds` group naming its `WorldRow`, or, for one process tree
+(a cluster job, a test), with `SIM_WORLDS=package.module:ROW[,...]` in the environment.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
@@ -57,17 +59,32 @@ def unregister(name: str) -> None:
 
 
 def _load_plugins() -> None:
-    """Worlds other packages ship, named by `llm_sim.worlds` entry points (read once)."""
+    """Worlds other packages ship: `llm_sim.worlds` entry points and SIM_WORLDS (read once)."""
     global _plugins_loaded
     if _plugins_loaded:
         return
     _plugins_loaded = True
     from importlib.metadata import entry_points
 
-    for point in entry_points(group="llm_sim.worlds"):
-        row = point.load()
-        if isinstance(row, WorldRow) and row.name not in _ROWS:
-            _ROWS[row.name] = row
+    found = [point.load() for point in entry_points(group="llm_sim.worlds")]
+    for named in filter(None, os.environ.get("SIM_WORLDS", "").split(",")):
+        found.append(_named_row(named.strip()))
+    for given in found:
+        if isinstance(given, WorldRow) and given.name not in _ROWS:
+            _ROWS[given.name] = given
+
+
+def _named_row(named: str) -> object:
+    """`package.module:ROW` from SIM_WORLDS; a wrong name is a UserError naming the variable."""
+    module, _, attribute = named.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attribute or "ROW")
+    except (ImportError, AttributeError) as exc:
+        raise UserError(
+            f"SIM_WORLDS names {named!r}, which cannot be loaded ({exc})",
+            field="SIM_WORLDS",
+            fix="give package.module:ROW of an importable module defining a WorldRow, or unset it",
+        ) from None
 
 
 def rows() -> tuple[WorldRow, ...]:

@@ -2,9 +2,10 @@
 command and option, and the command blocks marked for checking run.
 
 A block is checked when the line before its fence is `<!-- docs-check -->`. Its lines run one
-by one (a trailing backslash continues a line) from the repository root, `llm-sim` being this
-checkout's CLI, in a fresh data folder. `EXP_ID`, `SWEEP_ID` and `CONV_ID` stand for the newest
-id of that kind an earlier line of the block printed; every line must exit 0.
+by one (a trailing backslash continues a line) in an empty folder where `prompts/` is the
+repository's, `llm-sim` being this checkout's CLI, with fresh data, config and log folders.
+`EXP_ID`, `SWEEP_ID` and `CONV_ID` stand for the newest id of that kind an earlier line of the
+block printed; every line must exit 0. Only `llm-sim` commands may be marked.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ def _blocks() -> list[tuple[str, list[str]]]:
                     pending = pending[:-1] + " "
                     continue
                 if pending.strip() and not pending.lstrip().startswith("#"):
+                    # only the tool's own commands: nothing that installs or removes anything
+                    assert pending.split()[0] == "llm-sim", f"{page}: not llm-sim: {pending}"
                     commands.append(pending.strip())
                 pending = ""
             found.append((f"{page.relative_to(DOCS)}:{i + 1}", commands))
@@ -135,6 +138,9 @@ def test_a_marked_command_block_runs(where: str, commands: list[str], tmp_path: 
     shim = bin_dir / "llm-sim"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{REPO / "main.py"}" "$@"\n')
     shim.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "prompts").symlink_to(REPO / "prompts")
     env = {
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
@@ -152,7 +158,7 @@ def test_a_marked_command_block_runs(where: str, commands: list[str], tmp_path: 
         assert not [p for p in IDS if p in line], f"{where}: no id printed yet for {line!r}"
         done = subprocess.run(
             ["bash", "-c", f"set -o pipefail; {line}"],
-            cwd=REPO,
+            cwd=work,
             env=env,
             capture_output=True,
             text=True,
@@ -166,4 +172,4 @@ def test_a_marked_command_block_runs(where: str, commands: list[str], tmp_path: 
         for placeholder, pattern in IDS.items():
             ids = re.findall(pattern, output)
             if ids:
-                seen[placeholder] = ids[-1] if placeholder != "EXP_ID" else ids[0]
+                seen[placeholder] = ids[-1]

@@ -2,7 +2,7 @@
 
 Rows hold scalars only (nested values become columns or JSON text) so that the same rows
 write to JSON Lines, CSV and Parquet unchanged, and load into pandas or R without unpacking.
-Column names are documented in README.md ("## Analysis").
+Column names are documented in docs/analysis.md ("Exports").
 """
 
 from __future__ import annotations

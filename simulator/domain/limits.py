@@ -1,4 +1,4 @@
-"""Every documented maximum in one place, so checks, messages and the README agree.
+"""Every documented maximum in one place, so checks, messages and the documentation agree.
 
 Each limit keeps a bad or hostile input from hanging the tool or filling memory: they are checked
 before anything is expanded, allocated or written.

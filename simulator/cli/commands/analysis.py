@@ -74,7 +74,7 @@ def _scope_info(scope) -> dict:
 def export_cmd(
     app: AppContext, target_id: str, fmt: str, output: Path, labels: str | None, as_json: bool
 ) -> None:
-    """Export tidy tables of an experiment, a sweep or one conversation (see README, Analysis).
+    """Export tidy tables of an experiment, a sweep or one conversation (see docs/analysis.md).
 
     Conversations with the prison paper's factors and outcome labels also get `paper_tables`:
     one row per row of the paper's recomputed tables (key, paper_ref, the group's factors,

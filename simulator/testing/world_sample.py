@@ -15,7 +15,8 @@ from typing import Protocol
 
 
 class WorldSample(Protocol):
-    """The names a world's `testing.sample` module defines (the last six may be left out)."""
+    """The names a world's `testing.sample` module defines (those after `# optional` may be
+    left out)."""
 
     EXPERIMENT_YAML: str  # a small experiment of the world, as a researcher writes it
     RUN_ARGS: tuple[str, ...]  # `llm-sim run EXP_ID --llm MODEL <RUN_ARGS>`: a run of a few calls
@@ -23,13 +24,15 @@ class WorldSample(Protocol):
     UNIT: tuple[str, ...]  # the fields that name one row (no two rows of a run share them)
     ROW_COUNT: int  # the rows a finished run of RUN_ARGS stores
     FORK_AT: str  # `conversation fork --at`: a unit inside the run
+    FORK_POINT: dict[str, int]  # FORK_AT as the fork's `fork_at` stores it
     FORK_SHARED: int  # the rows before FORK_AT a fork reads from its parent
+    FORK_CALLS: int  # the calls a fork at FORK_AT makes (the parent's last ones again)
     # optional
     REPLIES: tuple[tuple[str, str], ...]  # (words in a prompt, the model's reply), first match
     SHOW_TEXT: tuple[str, ...]  # words `experiment show` prints for the experiment
     EXPORT_FORMATS: tuple[str, ...]  # the `export --format` values the world supports
     EXPORT_TABLES: tuple[str, ...]  # the tables (file stems) an export of one run writes
-    MEASURES: tuple[str, ...]  # keys the `measures --json` answer holds
+    MEASURES: tuple[tuple[str, float], ...]  # (measure, its mean in `measures RUN_ID --json`)
     REPORT_TEXT: tuple[str, ...]  # words the HTML report holds
 
 
@@ -44,12 +47,14 @@ class Sample:
     unit: tuple[str, ...]
     row_count: int
     fork_at: str
+    fork_point: dict[str, int]
     fork_shared: int
+    fork_calls: int
     replies: tuple[tuple[str, str], ...] = ()
     show_text: tuple[str, ...] = ()
     export_formats: tuple[str, ...] = ("jsonl", "csv", "parquet")
     export_tables: tuple[str, ...] = ()
-    measures: tuple[str, ...] = ()
+    measures: tuple[tuple[str, float], ...] = ()
     report_text: tuple[str, ...] = ()
 
     def reply(self, prompt: str, fallback: str) -> str:
@@ -89,6 +94,8 @@ def sample_of(kind: str) -> Sample:
         unit=tuple(module.UNIT),
         row_count=int(module.ROW_COUNT),
         fork_at=str(module.FORK_AT),
+        fork_point=dict(module.FORK_POINT),
         fork_shared=int(module.FORK_SHARED),
+        fork_calls=int(module.FORK_CALLS),
         **optional,
     )

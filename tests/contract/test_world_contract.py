@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from process_waits import stored, wait_until
 
+from simulator import worlds
+
 VOLATILE = {"_id", "conversation_id", "created_at", "latency_s"}  # differ between two runs
 
 
@@ -110,6 +112,7 @@ def test_a_replay_sends_the_same_prompts_and_gets_the_same_replies(world):
     replayed = world.ok("conversation", "replay", world.run_id, "--json").json()
     assert replayed["identical"] is True and replayed["verdict"] == "identical"
     assert replayed["divergence"] is None and replayed["status"] == "done"
+    assert replayed["caveat"] is None  # Ollama with a seed on every call
     original = ledger(world, world.run_id)
     assert replayed["compared"] == replayed["original_calls"] == len(original)
     new_id = replayed["replay_id"]
@@ -122,15 +125,18 @@ def test_a_replay_sends_the_same_prompts_and_gets_the_same_replies(world):
 
 def test_a_fork_shares_the_parents_prefix_and_continues_as_it_did(world):
     parent = world.run_id
+    parent_before = world.rows(parent)
     forked = world.ok("conversation", "fork", parent, "--at", world.sample.fork_at, "--json")
     result = forked.json()
     assert result["fork_of"] == parent and result["edited"] is False
+    assert result["fork_at"] == world.sample.fork_point
     assert any(f"shares its {world.sample.fork_shared} " in note for note in result["notes"])
     [entry] = result["conversations"]
     assert entry["status"] == "done"
     child = entry["conversation_id"]
     rows = world.rows(child)
     parent_rows = world.rows(parent)
+    assert parent_rows == parent_before  # the parent untouched
     shared = world.sample.fork_shared
     assert [r["conversation_id"] for r in rows[:shared]] == [parent] * shared
     assert {r["conversation_id"] for r in rows[shared:]} == {child}
@@ -138,8 +144,20 @@ def test_a_fork_shares_the_parents_prefix_and_continues_as_it_did(world):
     # the parent's model and seed on a prompt-deterministic model: the parent's rows again
     assert units(world, rows) == units(world, parent_rows)
     assert content(rows) == content(parent_rows)
+    calls = ledger(world, child)  # the same prompts with the same per-call seeds
+    assert len(calls) == world.sample.fork_calls
+    assert calls == ledger(world, parent)[-len(calls) :]
     doc = world.ok("conversation", "show", child, "--json").json()["conversation"]
     assert doc["fork_of"] == parent and doc["fork_shared"] == shared
+    assert doc["fork_at"] == world.sample.fork_point and worlds.kind_of(doc) == world.kind
+    assert doc["counters"]["messages"] == len(rows) - shared  # its own rows only
+    assert doc["counters"]["calls"] == len(calls)
+    parent_doc = world.ok("conversation", "show", parent, "--json").json()["conversation"]
+    assert _spec(doc) == _spec(parent_doc)  # the parent's settings, seed and start included
+
+
+def _spec(doc: dict) -> dict:
+    return {k: v for k, v in doc["spec"].items() if k != "defaults_applied"}
 
 
 def _formats(world) -> list[str]:
@@ -171,8 +189,15 @@ def test_measures_answer_in_json(world, scope):
     target = world.run_id if scope == "run" else world.experiment_id
     answer = world.ok("measures", target, "--json").json()
     assert answer["scope"]["id"] == target and answer["scope"]["conversations"] >= 1
-    for name in world.sample.measures:
-        assert name in json.dumps(answer), name
+    assert answer["measures"] and answer["cells"]
+    assert all(cell["n"] >= 1 for cell in answer["cells"])
+    if scope == "run":
+        # first the run's own cell (with the runs that repeat it: its replay, a same-seed fork);
+        # a world that measures a fork from its fork point adds that cell after it
+        cell = answer["cells"][0]
+        for name, mean in world.sample.measures:
+            assert name in answer["measures"], name
+            assert cell[f"{name}_mean"] == pytest.approx(mean), name
 
 
 def test_the_report_is_written(world):

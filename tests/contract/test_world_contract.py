@@ -38,7 +38,9 @@ def ledger(world, run_id: str) -> list[tuple]:
     """What a run's answered calls asked and got, in order."""
     rows = stored(world.env["SIM_DB"], "calls", {"conversation_id": run_id})
     done = [r for r in sorted(rows, key=lambda r: r["seq"]) if r["state"] == "done"]
-    return [(r["purpose"], r["prompt_hash"], r["response"]) for r in done]
+    return [
+        (r["purpose"], r.get("day"), r.get("index"), r["prompt_hash"], r["response"]) for r in done
+    ]
 
 
 def test_the_experiment_imports_lists_and_shows(world):
@@ -94,8 +96,8 @@ def test_a_run_killed_mid_run_resumes_to_the_uninterrupted_result(world):
     partial = world.rows(run_id)
     assert len(partial) < world.sample.row_count  # killed mid-run
 
-    resumed = world.ok("conversation", "resume", run_id, "--json")
-    assert "done" in resumed.out
+    resumed = world.ok("conversation", "resume", run_id, "--json").json()
+    assert resumed["conversation_id"] == run_id and resumed["status"] == "done"
     rows = world.rows(run_id)
     whole = world.rows(world.run_id)
     assert units(world, rows) == units(world, whole)  # every unit once, in order
@@ -119,7 +121,11 @@ def test_a_replay_sends_the_same_prompts_and_gets_the_same_replies(world):
     assert new_id != world.run_id and replayed["replay_of"] == world.run_id
     assert replayed["kind"] == world.kind
     assert ledger(world, new_id) == original  # byte-identical prompts (hashes), same replies
-    assert content(world.rows(new_id)) == content(before)
+    rows = world.rows(new_id)
+    assert len(rows) == world.sample.row_count and content(rows) == content(before)
+    doc = world.ok("conversation", "show", new_id, "--json").json()["conversation"]
+    assert doc["replay_of"] == world.run_id and worlds.kind_of(doc) == world.kind
+    assert doc["status"] == "done"
     assert world.rows(world.run_id) == before  # the original untouched
 
 

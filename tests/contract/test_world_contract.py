@@ -12,13 +12,15 @@ a world added to the registry is checked here as soon as it ships one."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import signal
+import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from process_waits import stored, wait_until
+from process_waits import PATIENCE_S, stored, wait_until
 
 from simulator import worlds
 
@@ -67,36 +69,41 @@ def test_a_run_stores_every_unit_once(world):
 
 def test_a_run_killed_mid_run_resumes_to_the_uninterrupted_result(world):
     before = {c["_id"] for c in world.ok("conversation", "list", "--all", "--json").json()}
-    world.stub.latency_s = 0.2
+    db = world.env["SIM_DB"]
+    answer = world.stub.reply_fn
+    gate, held = threading.Event(), threading.Event()
+    answered = itertools.count()
+
+    def first_then_hold(body: dict) -> str:
+        """The first call is answered; every later one waits (the run cannot finish)."""
+        if next(answered) >= 1:
+            held.set()
+            gate.wait(PATIENCE_S)
+        return answer(body)
+
+    world.stub.reply_fn = first_then_hold
     try:
         proc = world.process(*world.run_args())
-        db = world.env["SIM_DB"]
-        run_id = wait_until(
-            proc,
-            lambda: next(
-                (
-                    c["_id"]
-                    for c in stored(db, "conversations", {"experiment_id": world.experiment_id})
-                    if c["_id"] not in before
-                ),
-                None,
-            ),
-            "the run stored",
-        )
+        run_id = wait_until(proc, lambda: _new_run(world, before), "the run stored")
         wait_until(
             proc,
             lambda: stored(db, "calls", {"conversation_id": run_id, "state": "done"}),
             "a call answered",
         )
+        wait_until(proc, held.is_set, "a call in flight after it")
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
     finally:
-        world.stub.latency_s = 0.0
+        world.stub.reply_fn = answer
+        gate.set()
     assert proc.returncode == -signal.SIGKILL
     partial = world.rows(run_id)
     assert len(partial) < world.sample.row_count  # killed mid-run
 
+    answered_before = len(ledger(world, run_id))
+    sent_before = len(world.stub.chat_requests)
     resumed = world.ok("conversation", "resume", run_id, "--json").json()
+    sent = len(world.stub.chat_requests) - sent_before
     assert resumed["conversation_id"] == run_id and resumed["status"] == "done"
     rows = world.rows(run_id)
     whole = world.rows(world.run_id)
@@ -105,8 +112,14 @@ def test_a_run_killed_mid_run_resumes_to_the_uninterrupted_result(world):
     assert content(rows[: len(partial)]) == content(partial)  # what it stored before the kill
     calls = ledger(world, run_id)
     assert Counter(calls) == Counter(ledger(world, world.run_id))  # every call answered once
+    assert sent == len(calls) - answered_before >= 1  # no answered call asked again
     doc = world.ok("conversation", "show", run_id, "--json").json()["conversation"]
     assert doc["status"] == "done"
+
+
+def _new_run(world, before: set[str]) -> str | None:
+    runs = stored(world.env["SIM_DB"], "conversations", {"experiment_id": world.experiment_id})
+    return next((run["_id"] for run in runs if run["_id"] not in before), None)
 
 
 def test_a_replay_sends_the_same_prompts_and_gets_the_same_replies(world):

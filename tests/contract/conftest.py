@@ -5,11 +5,12 @@ what a world must supply is its `testing.sample` part (simulator/testing/world_s
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,12 @@ def prompt_reply(sample: Sample):
     return reply
 
 
+def wire_prompt(body: dict) -> str:
+    """A chat request's model, messages and options as they came over the wire."""
+    kept = {k: body.get(k) for k in ("model", "messages", "options")}
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False)
+
+
 @dataclass
 class World:
     """A world's sample, its store, the loopback model, the imported experiment and one
@@ -50,6 +57,12 @@ class World:
     experiment_id: str = ""
     run_id: str = ""
     runner: Callable[..., Any] | None = None  # the in-process CLI (tests/conftest.py's run_cli)
+    run_requests: list[str] = field(default_factory=list)  # what the run sent the model
+
+    def sent(self, since: int) -> list[str]:
+        """The chat requests the model got since request number `since`, each as the JSON
+        of its messages and sampling options (what decides the reply), in order."""
+        return [wire_prompt(r.body) for r in self.stub.chat_requests[since:]]
 
     def cli(self, *args: str):
         """`llm-sim ARGS` in this process on the world's store."""
@@ -109,7 +122,9 @@ def world(world_state: World, run_cli) -> World:
         path = found.base / f"{found.kind}.yaml"
         path.write_text(found.sample.experiment_yaml, encoding="utf-8")
         found.experiment_id = found.ok("experiment", "import", str(path), "--json").json()["id"]
+        since = len(found.stub.chat_requests)
         ran = found.ok(*found.run_args(), "--json").json()
         assert ran["status"] == "done", ran
         found.run_id = ran["conversation_id"]
+        found.run_requests = found.sent(since)
     return found

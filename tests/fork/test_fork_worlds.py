@@ -150,21 +150,6 @@ def test_a_grid_fork_at_step_2_shares_the_parents_step_1_rows_and_continues_as_i
     assert store.grid_steps.count(parent) == 6  # the parent is untouched
 
 
-def test_a_network_fork_at_round_1_shares_round_0_and_continues_as_its_parent(store, stub):
-    parent = parent_network(store)
-    [fork] = fork_and_run(store, parent, "round:1")
-    own = store.network_rounds.for_run(fork)
-    assert [r["round"] for r in own] == [1, 1, 1, 2, 2, 2]
-    rows = conv_service.transcript(store, fork)["rounds"]
-    assert [r["conversation_id"] for r in rows] == [parent] * 3 + [fork] * 6
-    parent_rows = store.network_rounds.for_run(parent)
-    assert _state(rows, NETWORK_STATE) == _state(parent_rows, NETWORK_STATE)
-    assert _ledger(store, fork) == _ledger(store, parent)  # round 0 called no model
-    doc = store.conversations.get(fork)
-    assert doc["fork_at"] == {"round": 1} and doc["fork_shared"] == 3
-    assert doc["counters"]["messages"] == 6
-
-
 def test_a_network_fork_at_round_2_reads_the_answers_before_it(embedded, stub):
     parent = parent_network(embedded)
     [fork] = fork_and_run(embedded, parent, "2")

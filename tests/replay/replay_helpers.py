@@ -14,12 +14,10 @@ from simulator.services import replays
 from simulator.services.replays import ReplayResult
 from simulator.worlds.chat.services import runs as conv_service
 from simulator.worlds.grid.services import runs as grid_runs
-from simulator.worlds.network.services import runs as network_runs
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"
 GRID = REPO / "prompts" / "experiments" / "takata_grid.yaml"
-NETWORK = REPO / "prompts" / "experiments" / "llm_sam_network.yaml"
 
 
 class PromptReplies:
@@ -58,13 +56,6 @@ def run_grid(store, model: str = "openai:stub"):
     view = exp_service.import_yaml(store, GRID, "alice")
     spec = grid_runs.build_spec(view, llm=model, seed=4, world={"agents": 3, "steps": 2})
     return _run(store, grid_runs, view, spec)
-
-
-def run_network(store, model: str = "ollama:stub"):
-    view = exp_service.import_yaml(store, NETWORK, "alice")
-    settings = {"rounds": 2, "graph": {"type": "complete", "n": 3}}
-    spec = network_runs.build_spec(view, llm=model, seed=3, settings=settings)
-    return _run(store, network_runs, view, spec)
 
 
 def _run(store, service, view, spec) -> str:

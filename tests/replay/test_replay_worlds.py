@@ -1,12 +1,13 @@
-"""Replay through the services on the loopback stub and the embedded store: a chat, a grid
-and a network run replay identically as new runs linked to their originals (which stay as they
-were); one changed reply is named with its diff; another model identity is refused before
-anything is stored, and kept as a warning under --force."""
+"""Replay through the services on the loopback stub and the embedded store: a chat and a grid
+run replay identically as new runs linked to their originals (which stay as they were; every
+world's replay through the command line: tests/contract); one changed reply is named with its
+diff; another model identity is refused before anything is stored, and kept as a warning under
+--force."""
 
 from __future__ import annotations
 
 import pytest
-from replay_helpers import PromptReplies, ledger, replay, run_chat, run_grid, run_network
+from replay_helpers import PromptReplies, ledger, replay, run_chat, run_grid
 
 from simulator.errors import UserError
 from simulator.testing import StubLLMServer
@@ -86,17 +87,6 @@ def test_a_grid_run_replays(embedded, stub, replies):
     steps = [(s["agent"], s["step"], s["move"]) for s in embedded.grid_steps.for_run(new["_id"])]
     olds = [(s["agent"], s["step"], s["move"]) for s in embedded.grid_steps.for_run(original)]
     assert sorted(steps) == sorted(olds) and len(steps) == 6
-
-
-def test_a_network_run_replays(embedded, stub, replies):
-    original = run_network(embedded)
-    replies.restart()
-    result = replay(embedded, original)
-    assert result.verdict.identical, result.verdict.divergence
-    assert result.verdict.caveat is None  # Ollama with a seed on every call
-    new = embedded.conversations.get(result.outcome.conversation_id)
-    assert new["kind"] == "network" and new["replay_of"] == original
-    assert len(embedded.network_rounds.for_run(new["_id"])) == 9  # 3 agents, rounds 0..2
 
 
 def _tamper_identity(store, run_id):

@@ -1,0 +1,1 @@
+"""Loopback samples for tests of the group-chat world."""

@@ -1,0 +1,1 @@
+"""Loopback samples for tests of the opinion-network world."""

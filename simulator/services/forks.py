@@ -1,6 +1,8 @@
 """`conversation fork`: branch a stored chat at one message, optionally with the researcher's
-text there, and continue it under changed settings, N times with N seeds; or a grid run at a
-step, a network run at a round (services/world_forks.py), under another model or seed.
+text there, and continue it under changed settings, N times with N seeds; or a run whose world
+stores rows (a grid's steps, a network's rounds) at one of them (services/world_forks.py),
+under another model or seed. What a world changes, stores and runs is its part
+(services/fork_parts.py).
 
 Each continuation is a run of its own (`fork_of`, `fork_at`, `fork_edit`, `fork_group`,
 `fork_repetition`) that stores only what it writes; the messages (step or round rows) before

@@ -1,7 +1,8 @@
 """`conversation replay`: re-run a stored run (chat, grid or network) exactly, as a new stored
-run linked to it (`replay_of`), through the world's own create and run, and compare the two
-ledgers (domain/replay_verdict.py). The model each call would use is checked against the
-identity the original's ledger recorded before anything is stored."""
+run linked to it (`replay_of`), through the world's own create and run (its part:
+services/fork_parts.py), and compare the two ledgers (domain/replay_verdict.py). The model each
+call would use is checked against the identity the original's ledger recorded before anything
+is stored."""
 
 from __future__ import annotations
 

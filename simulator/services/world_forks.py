@@ -1,19 +1,20 @@
-"""`conversation fork` of a grid run or a network run: branch it at a step (a round) and continue
-it under another model or seed, once per repetition.
+"""`conversation fork` of a run whose world stores rows (a grid's steps, a network's rounds):
+branch it at one of them and continue it under another model or seed, once per repetition.
 
-A world's fork is a run of the parent's kind (`fork_of`, `fork_at` {step: N} or {round: N})
-whose spec is the parent's with the model and seed changed: same world, start cells, personas,
-graph snapshots, agents table and scenario. It stores only the steps (rounds) from N on; the
-rows before N are read from the parent (store/lineage.py `world_prefix`), and the engine resumes
-from them exactly as a run killed after step N-1 resumes from its own (`resume_state`,
-`stored_history`), so a fork with the parent's model and seed sends the parent's prompts with
-the parent's per-call seeds (they derive from where each call sits).
+A world's fork is a run of the parent's kind (`fork_of`, `fork_at` {step: N} or {round: N}:
+the world's ROW_UNIT) whose spec is the parent's with the model and seed changed: same world,
+start cells, personas, graph snapshots, agents table and scenario. It stores only the rows from
+N on; the rows before N are read from the parent (store/lineage.py `world_prefix`), and the
+engine resumes from them exactly as a run killed after step N-1 resumes from its own, so a fork
+with the parent's model and seed sends the parent's prompts with the parent's per-call seeds
+(they derive from where each call sits). What differs between worlds (the last complete row
+of a parent, what else a world refuses or says) is the world's part (services/fork_parts.py).
 
 Not built: forks of memory-stream runs (the stream's records up to N would have to be shared as
 well: refused, as for chats) and any change a chat fork offers beyond the model and the seed
 (`--edit`, `--llm-for`, `--variant`, `--speaker` are refused with the options a world takes).
-A theory run (no model) forks with another seed only: it continues from the state stored at
-round N-1 with its own draws (engine/theory_run.py)."""
+A network's theory run (no model) forks with another seed only (worlds/network/services/
+forking.py)."""
 
 from __future__ import annotations
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from simulator.cli.context import AppContext
+from simulator.cli.fork_parts import fork_view, listener, live_view
 from simulator.cli.interrupts import StoppedRuns, run_until_stopped
-from simulator.cli.live import LiveView, run_access
+from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
 from simulator.errors import UserError
-from simulator.services import forks, replays
+from simulator.services import forks
+from simulator.services.fork_parts import fork_part
+from simulator.worlds import kind_of
 from simulator.worlds.chat.services.runs import RunOutcome
 
 
@@ -54,36 +56,16 @@ def show_plan(app: AppContext, plan: forks.ForkPlan) -> None:
     the values nobody chose (`default: …`); on stderr, as `conversation fork` prints them."""
     for note in plan.notes:
         app.err.print(f"fork: {note}", markup=False, highlight=False)
-    if plan.kind == "grid":
-        from simulator.worlds.grid.cli.run import print_header as grid_header
-
-        grid_header(app, plan.specs[0])
-    elif plan.kind == "network":
-        from simulator.worlds.network.cli.run import print_header as network_header
-
-        network_header(app, plan.specs[0])
-    else:
-        from simulator.cli.commands.run import print_header
-
-        print_header(app, plan.specs[0])
+    fork_view(plan.kind).print_header(app, plan.specs[0])
 
 
 class _Live:
-    """The event sink of a run of `kind`: a chat's live view, a grid's field, a network's
-    round lines; `close` ends it."""
+    """The event sink of a run of `kind`: the world's live view (a chat's message lines, a
+    grid's field) and whatever else listens (a network's round lines); `close` ends it."""
 
     def __init__(self, app: AppContext, kind: str, as_json: bool):
-        if kind == "grid":
-            from simulator.worlds.grid.cli.live import GridLiveView
-
-            self.view: LiveView = GridLiveView.for_output(app.console, as_json)
-        else:
-            self.view = LiveView.for_output(app.console, as_json)
-        self.rounds: Callable[[ev.Event], None] | None = None
-        if kind == "network":
-            from simulator.worlds.network.cli.run import round_printer
-
-            self.rounds = round_printer(app, as_json)
+        self.view = live_view(kind, app.console, as_json)
+        self.rounds = listener(kind, app, as_json)
 
     def __call__(self, event: ev.Event) -> None:
         self.view(event)
@@ -139,7 +121,7 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
             fix=f"run `llm-sim sweep resume {doc['sweep_id']}`",
         )
     app.store.conversations.require_owner(run_id, app.user, "resume")
-    kind = replays.kind_of(doc)
+    kind = kind_of(doc)
     live = _Live(app, kind, as_json)
     runs = StoppedRuns(live)
     runs.add(run_id)
@@ -147,7 +129,8 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
-            return await replays.RUNNERS[kind](app.store, run_id, llms, on_event=runs, stop=stop)
+            run = fork_part(kind).run
+            return await run(app.store, run_id, llms, on_event=runs, stop=stop)
         finally:
             live.close()
             await llms.aclose()

@@ -60,37 +60,35 @@ class ForkPoint:
         return (day, index) < (self.day, self.index)
 
 
-# what a world's fork point counts: the grid's steps, the network's rounds
-WORLD_UNITS = {"grid": "step", "network": "round"}
-_STEP = re.compile(r"^\s*(?:(step|round)\s*[: ]\s*)?(\d+)\s*$", re.IGNORECASE)
+_STEP = re.compile(r"^\s*(?:([a-z]+)\s*[: ]\s*)?(\d+)\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, order=True)
 class StepPoint:
     """The first step (grid) or round (network) a world's fork does not share."""
 
-    unit: str  # "step" or "round" (WORLD_UNITS)
+    unit: str  # the world's ROW_UNIT: "step" (a grid's), "round" (a network's)
     n: int
 
     @classmethod
     def parse(cls, text: str, unit: str, field: str = "--at") -> StepPoint:
         """`N`, or `step:N` / `round:N` (the unit must be the run's own)."""
         found = _STEP.match(text or "")
-        other = next(u for u in ("step", "round") if u != unit)
         if found is None or (found.group(1) or unit).lower() != unit:
+            world, others = _worlds(unit)
             raise UserError(
                 f"{text!r} is not a {unit}",
                 field=field,
-                fix=f"a {_world(unit)} run forks at a {unit}: write --at N (or {unit}:N) for "
+                fix=f"a {world} run forks at a {unit}: write --at N (or {unit}:N) for "
                 f"the first {unit} the fork does not share (not DAY:INDEX, a chat's place, "
-                f"nor {other}:N)",
+                f"nor {' nor '.join(f'{u}:N' for u in others)})",
             )
         return cls(unit, int(found.group(2)))
 
     @classmethod
     def of(cls, stored: dict) -> StepPoint:
-        unit = "step" if "step" in stored else "round"
-        return cls(unit, int(stored[unit]))
+        [(unit, n)] = stored.items()  # {"step": 2}: as_dict's
+        return cls(unit, int(n))
 
     def as_dict(self) -> dict:
         return {self.unit: self.n}
@@ -103,13 +101,19 @@ class StepPoint:
         return n < self.n
 
 
-def _world(unit: str) -> str:
-    return next(kind for kind, u in WORLD_UNITS.items() if u == unit)
+def _worlds(unit: str) -> tuple[str, list[str]]:
+    """The world whose runs count `unit`, and the units the other worlds' forks take."""
+    from simulator.domain.world import domain_of
+    from simulator.worlds import names
+
+    units = {kind: domain_of(kind).ROW_UNIT for kind in names()}
+    world = next((kind for kind, u in units.items() if u == unit), unit)
+    return world, [u for u in units.values() if u is not None and u != unit]
 
 
 def point_of(stored: dict) -> ForkPoint | StepPoint:
     """A stored `fork_at`: a chat's {day, index}, a grid's {step} or a network's {round}."""
-    return StepPoint.of(stored) if "step" in stored or "round" in stored else ForkPoint.of(stored)
+    return ForkPoint.of(stored) if "day" in stored else StepPoint.of(stored)
 
 
 def point_text(stored: dict | None) -> str:
@@ -195,6 +199,19 @@ def repetition_seeds(base: int | None, repetitions: int) -> list[int | None]:
     if base is None:
         return [None] * repetitions
     return [(base + r) % 2**32 for r in range(repetitions)]
+
+
+def say_seeds(
+    given: int | None, base: int | None, repetitions: int, notes: list[str], defaults: list[str]
+) -> None:
+    """Say which seeds the repetitions run with: the given one (`--seed`) or the parent's
+    (`base`), +1 per repetition."""
+    if given is None and base is not None:
+        defaults.append(f"seed: {base} (not given; the parent's), then +1 per repetition")
+    elif base is None:
+        defaults.append("seed: none (the parent had none; continuations are not reproducible)")
+    elif repetitions > 1:
+        notes.append(f"seeds {base} to {base + repetitions - 1}, one per repetition")
 
 
 def parse_edit(text: str | None) -> str | None:

@@ -30,6 +30,11 @@ class WorldDomain(Protocol):
         """The experiment read from a file in `folder`, with what it names read too (a
         network's agents table and graphs); most worlds return it as it is."""
 
+    # the store collection of its runs' rows ("grid_steps"), or None for a world that stores
+    # messages (the chat's transcript); a fork reads the rows before its fork point from there
+    ROWS_COLLECTION: str | None
+    ROW_UNIT: str | None  # the row field that counts them, the unit a fork branches at ("step")
+
 
 def domain_of(kind: str) -> WorldDomain:
     """The world `kind`'s domain part (imported on first use)."""

@@ -1,6 +1,8 @@
 """`conversation fork`: branch a stored chat at one message, optionally with the researcher's
-text there, and continue it under changed settings, N times with N seeds; or a grid run at a
-step, a network run at a round (services/world_forks.py), under another model or seed.
+text there, and continue it under changed settings, N times with N seeds; or a run whose world
+stores rows (a grid's steps, a network's rounds) at one of them (services/world_forks.py),
+under another model or seed. What a world changes, stores and runs is its part
+(services/fork_parts.py).
 
 Each continuation is a run of its own (`fork_of`, `fork_at`, `fork_edit`, `fork_group`,
 `fork_repetition`) that stores only what it writes; the messages (step or round rows) before
@@ -13,26 +15,28 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from simulator.domain.experiment import Experiment
+from pydantic import BaseModel
+
 from simulator.domain.fork import (
-    WORLD_UNITS,
     ForkEdit,
     ForkPoint,
     StepPoint,
     parse_edit,
     repetition_seeds,
+    say_seeds,
 )
 from simulator.domain.ids import new_id
+from simulator.domain.world import domain_of
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import fork_changes, world_forks
+from simulator.llm.base import FatalBackendError
+from simulator.services import world_forks
 from simulator.services.experiments import ExperimentView
-from simulator.services.replays import RUNNERS, kind_of
+from simulator.services.fork_parts import fork_part, forks_at_rows, models, spec_of
 from simulator.store import cascade, lineage
 from simulator.store.store import Store
-from simulator.worlds.chat.domain.spec import ConversationSpec
-from simulator.worlds.chat.services import runs as conversations
+from simulator.worlds import kind_of
 from simulator.worlds.chat.services.runs import RunOutcome, experiment_snapshot, run_view
 
 MAX_REPETITIONS = 1000  # a larger design is a fork sweep (sweep YAML `fork:`)
@@ -46,31 +50,31 @@ class ForkPlan:
     view: ExperimentView
     point: ForkPoint | StepPoint  # a chat's DAY:INDEX; a grid's step, a network's round
     edit: ForkEdit | None
-    specs: list  # ConversationSpec (a chat), GridSpec or NetworkSpec: the parent's kind
+    specs: list  # the spec of each repetition: a model of the parent's world (its `Spec`)
     notes: list[str] = field(default_factory=list)  # what the fork changes (`fork_notes`)
     defaults: list[str] = field(default_factory=list)  # choices nobody made: in each spec
     group: str = ""  # shared by the repetitions of one fork command (a fork sweep: its id)
     shared: int = 0  # messages (step or round rows) before the fork point, read from the parent
-    kind: str = "chat"  # chat, grid or network: the parent's world
+    kind: str = ""  # the parent's world (simulator.worlds.kind_of)
 
     @property
     def parent_id(self) -> str:
         return self.parent["_id"]
 
 
-def check_parent(doc: dict, spec: ConversationSpec) -> None:
+def check_parent(doc: dict, spec: BaseModel | None = None) -> None:
     """Refuse, in a sentence, a run a fork cannot branch at a message (the menu's Fork here
-    and fork sweeps branch chats only; `conversation fork` branches a grid or network run at a
-    step or a round: world_forks)."""
+    and fork sweeps branch chats only; `conversation fork` branches a run whose world stores
+    rows at a step or a round: world_forks). `spec`: the run's, when already read."""
     kind = kind_of(doc)
-    if kind != "chat":
-        unit = WORLD_UNITS.get(kind, "step")
+    if forks_at_rows(kind):
+        unit = domain_of(kind).ROW_UNIT
         raise UserError(
             f"{doc['_id']} is a {kind} run; forks branch chat conversations at a message",
             fix=f"fork it at a {unit} with `llm-sim conversation fork {doc['_id']} --at N`, "
             f"or re-run it with `llm-sim conversation replay {doc['_id']}`",
         )
-    if spec.memory.is_stream:
+    if (spec or spec_of(kind, doc["spec"])).memory.is_stream:  # type: ignore[attr-defined]
         raise UserError(
             f"{doc['_id']} keeps a memory stream, whose records a fork would have to share up "
             "to the fork point; forks of memory-stream chats are not built yet",
@@ -113,10 +117,9 @@ def branch(
     parent's, unchanged (`plan` changes it; a fork sweep builds one spec per cell from it).
     Nothing is stored."""
     doc = store.conversations.get(parent_id)
-    spec = ConversationSpec.model_validate(doc["spec"]) if kind_of(doc) == "chat" else None
-    if spec is None or spec.memory.is_stream:
-        check_parent(doc, spec or ConversationSpec.model_construct())
-    assert spec is not None
+    kind = kind_of(doc)
+    spec = None if forks_at_rows(kind) else spec_of(kind, doc["spec"])
+    check_parent(doc, spec)
     point = ForkPoint.parse(at, at_field)
     messages, _ = lineage.full_transcript(store, doc)
     message = shared_message(messages, point, doc, at_field)
@@ -132,8 +135,8 @@ def branch(
         notes.append(f"edit: {message['speaker']} says the researcher's text at {point}")
     else:
         notes.append(f"the message at {point} is generated again")
-    view = run_view(doc, Experiment.from_stored(experiment_snapshot(store, doc)))
-    return ForkPlan(doc, view, point, fork_edit, [spec], notes, [], "", shared)
+    view = run_view(doc, domain_of(kind).from_stored(experiment_snapshot(store, doc)))
+    return ForkPlan(doc, view, point, fork_edit, [spec], notes, [], "", shared, kind)
 
 
 def plan(
@@ -152,7 +155,8 @@ def plan(
     """Read and check the parent and every change; nothing is stored."""
     doc = store.conversations.get(parent_id)
     kind = kind_of(doc)
-    if kind in WORLD_UNITS:  # options that mean nothing there are refused first
+    at_rows = forks_at_rows(kind)
+    if at_rows:  # options that mean nothing there are refused first
         world_forks.refuse_chat_options(
             doc, kind, edit=edit, llm_for=llm_for, variants=variants, speaker=speaker
         )
@@ -162,7 +166,7 @@ def plan(
             field="--repetitions",
             fix=f"give 1 to {MAX_REPETITIONS}; a larger design is a fork sweep",
         )
-    if kind in WORLD_UNITS:
+    if at_rows:
         world = world_forks.branch(store, doc, at, llm=llm, repetitions=repetitions, seed=seed)
         return ForkPlan(
             doc,
@@ -178,27 +182,20 @@ def plan(
         )
     found = branch(store, parent_id, at, edit)
     spec, experiment = found.specs[0], found.view.experiment
-    assert isinstance(experiment, Experiment)
     notes, defaults = found.notes, found.defaults
-    update = fork_changes.changed_models(experiment, spec, llm, llm_for, notes, defaults)
-    update.update(fork_changes.changed_speaker(spec, speaker, notes, defaults))
-    if update.get("speaker_method", spec.speaker_method) == "manual":
-        raise UserError(
-            f"{parent_id} chose its speakers by hand (speaker method manual), and a fork runs "
-            "unattended",
-            field="--speaker",
-            fix="give the continuations a method, e.g. --speaker round_robin",
-        )
-    if variants:
-        update["variant"] = fork_changes.variants(experiment, variants, spec.variant)
-        notes.append(f"variants from the fork point: {update['variant']}")
+    update = fork_part(kind).fork_changes(
+        doc,
+        experiment,
+        spec,
+        llm=llm,
+        llm_for=llm_for,
+        variants=variants,
+        speaker=speaker,
+        notes=notes,
+        defaults=defaults,
+    )
     base = spec.seed if seed is None else seed
-    if seed is None and base is not None:
-        defaults.append(f"seed: {base} (not given; the parent's), then +1 per repetition")
-    elif base is None:
-        defaults.append("seed: none (the parent had none; continuations are not reproducible)")
-    elif repetitions > 1:
-        notes.append(f"seeds {base} to {base + repetitions - 1}, one per repetition")
+    say_seeds(seed, base, repetitions, notes, defaults)
     found.specs = [
         spec.model_copy(update={**update, "seed": seed_r, "defaults_applied": list(defaults)})
         for seed_r in repetition_seeds(base, repetitions)
@@ -228,15 +225,11 @@ def fork_fields(plan: ForkPlan, repetition: int) -> dict:
 def create(store: Store, plan: ForkPlan, user: str) -> list[dict]:
     """Store the continuations, pending; on a failure none of them stays."""
     created: list[dict] = []
+    world = fork_part(plan.kind)
     try:
         for repetition, spec in enumerate(plan.specs, start=1):
             extra = fork_fields(plan, repetition)
-            if plan.kind == "chat":
-                created.append(conversations.create(store, plan.view, spec, user, extra))
-            else:
-                created.append(
-                    world_forks.create_run(store, plan.kind, plan.view, spec, user, extra)
-                )
+            created.append(world.create(store, plan.view, spec, user, extra))
     except BaseException:
         for doc in created:
             cascade.delete_conversation(store.db, doc["_id"])
@@ -245,10 +238,12 @@ def create(store: Store, plan: ForkPlan, user: str) -> list[dict]:
 
 
 async def preflight(plan: ForkPlan, llms: LLMAccess) -> None:
-    if plan.kind == "chat":
-        await conversations.preflight(plan.specs[0], llms)
-    else:
-        await world_forks.preflight(plan.kind, plan.specs[0], llms)
+    """Check every model the continuations call before anything is written; a failure is a
+    UserError (exit 2)."""
+    try:
+        await llms.preflight(models(plan.kind, plan.specs[0]))
+    except FatalBackendError as exc:
+        raise UserError(str(exc)) from None
 
 
 async def run_all(
@@ -265,7 +260,7 @@ async def run_all(
     for doc in docs:
         if stop.is_set():
             break
-        runner = RUNNERS[kind_of(doc)]  # a chat's, a grid's or a network's own run
+        runner = fork_part(kind_of(doc)).run  # the world's own run
         outcome = await runner(store, doc["_id"], llms, on_event=on_event, stop=stop)
         outcomes.append(outcome)
         on_done(outcome)

@@ -1,7 +1,8 @@
 """`conversation replay`: re-run a stored run (chat, grid or network) exactly, as a new stored
-run linked to it (`replay_of`), through the world's own create and run, and compare the two
-ledgers (domain/replay_verdict.py). The model each call would use is checked against the
-identity the original's ledger recorded before anything is stored."""
+run linked to it (`replay_of`), through the world's own create and run (its part:
+services/fork_parts.py), and compare the two ledgers (domain/replay_verdict.py). The model each
+call would use is checked against the identity the original's ledger recorded before anything
+is stored."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.experiment import LLMChoice
 from simulator.domain.replay_verdict import (
     Verdict,
     compare,
@@ -19,26 +20,16 @@ from simulator.domain.replay_verdict import (
     determinism_caveat,
     fingerprint,
 )
+from simulator.domain.world import domain_of
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
-from simulator.services import world_runs
 from simulator.services.experiments import ExperimentView
+from simulator.services.fork_parts import fork_part, models, replay_refusal, spec_of, with_models
 from simulator.store.store import Store
-from simulator.worlds.chat.domain.spec import ConversationSpec
-from simulator.worlds.chat.services import runs as conversations
+from simulator.worlds import has_part, kind_of
 from simulator.worlds.chat.services.runs import RunOutcome, experiment_snapshot, run_view
-from simulator.worlds.grid.domain.experiment import GridExperiment, GridSpec
-from simulator.worlds.grid.services import runs as grid_runs
-from simulator.worlds.network.domain.experiment import NetworkExperiment, NetworkSpec
-from simulator.worlds.network.services import runs as network_runs
-
-KINDS = {"chat": (Experiment, ConversationSpec), "grid": (GridExperiment, GridSpec)}
-KINDS["network"] = (NetworkExperiment, NetworkSpec)
-
-
-RUNNERS = {"chat": conversations.run, "grid": grid_runs.run, "network": network_runs.run}
 
 
 @dataclass
@@ -59,8 +50,8 @@ class ReplayPlan:
 
     def choices(self) -> list[tuple[LLMChoice, LLMChoice]]:
         """(original, replay) model of every LLM the run uses, each once."""
-        originals = _choices(self.kind, _spec_of(self.kind, self.original["spec"]))
-        replays = _choices(self.kind, self.spec)
+        originals = models(self.kind, spec_of(self.kind, self.original["spec"]))
+        replays = models(self.kind, self.spec)
         pairs, seen = [], set()
         for pair in zip(originals, replays, strict=True):
             key = (pair[0].model, pair[0].base_url, pair[1].model, pair[1].base_url)
@@ -68,25 +59,6 @@ class ReplayPlan:
                 seen.add(key)
                 pairs.append(pair)
         return pairs
-
-
-def kind_of(doc: dict) -> str:
-    """chat, grid or network: the world a stored run belongs to."""
-    kind = doc.get("kind") or "chat"
-    return "chat" if kind == "conversation" else kind
-
-
-def _spec_of(kind: str, data: dict) -> BaseModel:
-    return KINDS[kind][1].model_validate(data)
-
-
-def _choices(kind: str, spec: BaseModel) -> list[LLMChoice]:
-    if kind == "chat":
-        assert isinstance(spec, ConversationSpec)
-        extra = (c for c in (spec.manager_llm, spec.summarizer_llm) if c)
-        return [*spec.role_llms.values(), *extra]
-    llm = getattr(spec, "llm", None)
-    return [llm] if llm is not None else []
 
 
 def _replaced(choice: LLMChoice, model: str, experiment: object) -> LLMChoice:
@@ -113,25 +85,20 @@ def _replaced(choice: LLMChoice, model: str, experiment: object) -> LLMChoice:
 def plan(store: Store, run_id: str, llm: str | None = None) -> ReplayPlan:
     """Read and check the original; refuse (UserError) what cannot be replayed as it ran."""
     doc = store.conversations.get(run_id)
-    kind = kind_of(doc)
-    if kind not in KINDS:
-        raise UserError(f"{run_id} is a run of kind {kind!r}, which replay does not know")
+    kind = _replayable_kind(doc)
+    if kind is None:
+        kind_name = doc.get("kind")
+        raise UserError(f"{run_id} is a run of kind {kind_name!r}, which replay does not know")
     if doc.get("status") != "done":
         raise UserError(
             f"{run_id} is {doc.get('status')}: a replay is compared with a finished run",
             fix=f"finish it first (llm-sim run resumes it), then replay {run_id}",
         )
-    experiment_model, spec_model = KINDS[kind]
-    experiment = experiment_model.from_stored(experiment_snapshot(store, doc))
-    spec = spec_model.model_validate(doc["spec"])
-    if kind == "chat" and spec.speaker_method == "manual":  # type: ignore[attr-defined]
-        raise UserError(
-            f"{run_id} chose its speakers by hand (speaker method manual), and a replay "
-            "cannot ask you again",
-            fix="replay a run whose speakers the engine chose",
-        )
-    if kind == "network" and spec.is_theory and llm:  # type: ignore[attr-defined]
-        raise UserError("a theory run has no model", field="--llm", fix="leave --llm out")
+    experiment = domain_of(kind).from_stored(experiment_snapshot(store, doc))
+    spec = spec_of(kind, doc["spec"])
+    refusal = replay_refusal(kind, doc, spec, llm)
+    if refusal is not None:
+        raise refusal
     view = run_view(doc, experiment)
     notes = [f"replay of {run_id} ({kind}): its spec, seed and experiment snapshot"]
     if llm:
@@ -142,19 +109,17 @@ def plan(store: Store, run_id: str, llm: str | None = None) -> ReplayPlan:
     return ReplayPlan(doc, kind, view, spec, llm.strip() if llm else None, notes)
 
 
+def _replayable_kind(doc: dict) -> str | None:
+    """The world of a stored run, or None when no world this tool knows replays it."""
+    try:
+        kind = kind_of(doc)
+    except UserError:
+        return None
+    return kind if has_part(kind, "services.forking") else None
+
+
 def _replace_models(kind: str, spec: BaseModel, llm: str, experiment: object) -> BaseModel:
-    if kind == "chat":
-        assert isinstance(spec, ConversationSpec)
-        update: dict = {
-            "role_llms": {r: _replaced(c, llm, experiment) for r, c in spec.role_llms.items()}
-        }
-        for name in ("manager_llm", "summarizer_llm"):
-            choice = getattr(spec, name)
-            if choice is not None:
-                update[name] = _replaced(choice, llm, experiment)
-        return spec.model_copy(update=update)
-    choice = getattr(spec, "llm")  # noqa: B009
-    return spec.model_copy(update={"llm": _replaced(choice, llm, experiment)})
+    return with_models(kind, spec, lambda choice: _replaced(choice, llm, experiment))
 
 
 def recorded_identity(rows: list[dict], choice: LLMChoice) -> dict | None:
@@ -222,17 +187,7 @@ def create(store: Store, plan: ReplayPlan, user: str) -> dict:
         "replay_notes": list(plan.notes),
         "replay_warnings": list(plan.warnings),
     }
-    spec = plan.spec
-    if plan.kind == "chat":
-        assert isinstance(spec, ConversationSpec)
-        return conversations.create(store, plan.view, spec, user, extra)
-    if plan.kind == "grid":
-        assert isinstance(spec, GridSpec)
-        document = grid_runs.run_document(plan.view, spec, user, extra)
-    else:
-        assert isinstance(spec, NetworkSpec)
-        document = {**network_runs.run_document(plan.view, spec, user), **extra}
-    return world_runs.create(store, document, user)
+    return fork_part(plan.kind).create(store, plan.view, plan.spec, user, extra)
 
 
 async def run(
@@ -243,7 +198,7 @@ async def run(
     on_event: Callable[[ev.Event], None] = lambda e: None,
     stop: asyncio.Event | None = None,
 ) -> RunOutcome:
-    return await RUNNERS[plan.kind](store, replay_id, llms, on_event=on_event, stop=stop)
+    return await fork_part(plan.kind).run(store, replay_id, llms, on_event=on_event, stop=stop)
 
 
 def verdict(store: Store, original_id: str, replay_id: str) -> Verdict:

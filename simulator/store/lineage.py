@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.domain.fork import MAX_FORK_DEPTH, ForkPoint, StepPoint
+from simulator.domain.world import domain_of
+from simulator.worlds import kind_of
 
 
 @dataclass
@@ -74,8 +76,12 @@ def children(store: Any, conversation_id: str) -> list[dict]:
     return store.conversations.forks_of(conversation_id)
 
 
-# a world's rows: (collection, the field that counts them)
-WORLD_ROWS = {"grid": ("grid_steps", "step"), "network": ("network_rounds", "round")}
+def rows_collection(doc: dict) -> str:
+    """The store collection of a run's rows (its world's domain part says which)."""
+    collection = domain_of(kind_of(doc)).ROWS_COLLECTION
+    if collection is None:
+        raise ValueError(f"{doc['_id']} stores messages, not rows: read its full_transcript")
+    return collection
 
 
 def step_point(doc: dict) -> StepPoint | None:
@@ -90,7 +96,7 @@ def world_prefix(store: Any, doc: dict) -> Prefix:
     point = step_point(doc)
     if point is None:
         return Prefix()
-    collection, _ = WORLD_ROWS[doc["kind"]]
+    collection = rows_collection(doc)
     parent = store.conversations.get(doc["fork_of"])
     return Prefix(rows=_rows_before(store, parent, collection, point, depth=1))
 
@@ -111,5 +117,5 @@ def _rows_before(store: Any, doc: dict, collection: str, limit: StepPoint, depth
 
 def full_rows(store: Any, doc: dict) -> list[dict]:
     """A grid's step rows or a network's round rows, a fork's shared ones first."""
-    collection, _ = WORLD_ROWS[doc["kind"]]
+    collection = rows_collection(doc)
     return world_prefix(store, doc).rows + getattr(store, collection).for_run(doc["_id"])

@@ -8,23 +8,19 @@ a fork or a replay made here is the one the commands would have made with the sa
 from __future__ import annotations
 
 from simulator.cli.context import AppContext
+from simulator.cli.fork_parts import fork_view
 from simulator.cli.fork_view import run_fork, show_plan
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.replay_view import replay_cli
-from simulator.domain.experiment import Experiment
 from simulator.domain.fork import point_text
 from simulator.domain.invisible_chars import visible
 from simulator.domain.limits import MAX_SEED
-from simulator.domain.variants import variant_slots
-from simulator.domain.vocabulary import SPEAKER_METHODS
 from simulator.errors import UserError
-from simulator.services import forks, replays
-from simulator.worlds.chat.domain.spec import ConversationSpec
-from simulator.worlds.chat.engine.run import llm_name
-from simulator.worlds.chat.services import runs as conv_service
+from simulator.services import forks
+from simulator.services.fork_parts import spec_of
+from simulator.store import lineage
+from simulator.worlds import kind_of
 
-KEEP = "\x00keep"  # "keep the parent's" in a picker (no model, method or variant starts with NUL)
-TYPE = "\x00type"  # "type a model string"
 WORDS = 8  # the first words of a message shown in the picker
 
 
@@ -40,14 +36,8 @@ def lineage_label(doc: dict) -> str:
 
 def refusal(doc: dict) -> UserError | None:
     """Why this run cannot be forked (services/forks.py's own check), or None."""
-    kind = replays.kind_of(doc)
-    spec = (
-        ConversationSpec.model_validate(doc["spec"])
-        if kind == "chat"
-        else ConversationSpec.model_construct()
-    )
     try:
-        forks.check_parent(doc, spec)
+        forks.check_parent(doc)
     except UserError as error:
         return error
     return None
@@ -92,79 +82,32 @@ def _ask_edit(app: AppContext, message: dict) -> str | None:
     return text
 
 
-def _ask_model(app: AppContext, spec: ConversationSpec, experiment: Experiment) -> str | None:
-    """One model for every agent from the fork point (--llm), or None to keep the parent's."""
-    current = ", ".join(f"{role}: {llm_name(c)}" for role, c in spec.role_llms.items())
-    choices = [(f"keep the parent's ({current})", KEEP)]
-    choices += [(f"every agent on {llm_name(m)}", m.key) for m in experiment.llms]
-    choices.append(("type a model string (e.g. ollama:llama3)", TYPE))
-    picked = ask.select("Model for the agents from the fork point", choices, default=KEEP)
-    if picked == KEEP:
-        return None
-    if picked == TYPE:
-        return ask.ask_required("Model string (every agent uses it)")
-    return picked
-
-
-def _ask_speaker(spec: ConversationSpec) -> str | None:
-    """The speaker method from the fork point, or None to keep the parent's. A fork runs
-    unattended, so manual is not offered (a manual parent's fork must pick another)."""
-    from simulator.cli.interactive.conversation_menu import SPEAKER_HELP  # it imports this one
-
-    methods = [m for m in SPEAKER_METHODS if m != "manual"]
-    choices = [(f"{m} — {SPEAKER_HELP[m]}", m) for m in methods]
-    if spec.speaker_method != "manual":
-        choices.insert(0, (f"keep the parent's ({spec.speaker_method})", KEEP))
-    default = KEEP if spec.speaker_method != "manual" else "round_robin"
-    picked = ask.select("How is the next speaker chosen from the fork point?", choices, default)
-    return None if picked == KEEP else picked
-
-
-def _ask_variants(spec: ConversationSpec, experiment: Experiment) -> list[str]:
-    """SECTION=NAME for each section whose variant changes (asked only when some have any)."""
-    slots = variant_slots(experiment)
-    if not slots or not ask.confirm("Change the variants of sections?", default=False):
-        return []
-    chosen = []
-    for section, names in slots.items():
-        current = spec.variant.get(section)
-        keep = f"keep ({current})" if current else "keep (the section's own content)"
-        picked = ask.select(
-            f"Variant of {section}", [(keep, KEEP), *((n, n) for n in names)], default=KEEP
-        )
-        if picked != KEEP:
-            chosen.append(f"{section}={picked}")
-    return chosen
-
-
 def fork_here(app: AppContext, conversation_id: str) -> None:
     """Pick a message of a chat, ask what changes, show the plan, then run the forks."""
-    data = conv_service.transcript(app.store, conversation_id)
-    doc = data["conversation"]
+    doc = app.store.conversations.get(conversation_id)
     problem = refusal(doc)
     if problem is not None:
         ask.show_error(problem)
         return
-    messages = data["messages"]  # a fork's shared prefix first
+    messages, _ = lineage.full_transcript(app.store, doc)  # a fork's shared prefix first
     if not messages:
         app.console.print(f"{conversation_id} has no message yet to fork at.", markup=False)
         return
     message = _pick_message(messages)
     if message is None:
         return
-    spec = ConversationSpec.model_validate(doc["spec"])
-    experiment = Experiment.from_stored(conv_service.experiment_snapshot(app.store, doc))
+    kind = kind_of(doc)
+    spec = spec_of(kind, doc["spec"])
     edit = _ask_edit(app, message)
-    llm = _ask_model(app, spec, experiment)
-    speaker = _ask_speaker(spec)
-    variants = _ask_variants(spec, experiment)
+    changes = fork_view(kind).ask_changes(app, doc, spec)
     repetitions = ask.ask_int("Repetitions (one continuation each)", 1, forks.MAX_REPETITIONS, 1)
-    seed_note = "the parent's" if spec.seed is not None else "none, as the parent had none"
+    parent_seed = getattr(spec, "seed", None)
+    seed_note = "the parent's" if parent_seed is not None else "none, as the parent had none"
     seed = ask.ask_int(
         "Seed of the first continuation",
         0,
         MAX_SEED,
-        default=spec.seed,
+        default=parent_seed,
         optional=True,
         note=f"Each next continuation takes the next seed (+1). Blank: {seed_note}.",
     )
@@ -174,9 +117,7 @@ def fork_here(app: AppContext, conversation_id: str) -> None:
             conversation_id,
             f"{message['day']}:{message['index']}",
             edit=edit,
-            llm=llm,
-            variants=variants,
-            speaker=speaker,
+            **changes,
             repetitions=repetitions or 1,
             seed=seed,
         )

@@ -32,3 +32,7 @@ def from_stored(data: dict) -> BaseModel:
 
 def after_load(experiment: BaseModel, folder: Path, source: str, marks: dict) -> BaseModel:
     return experiment
+
+
+ROWS_COLLECTION: str | None = None  # a chat stores messages (its transcript), not rows
+ROW_UNIT: str | None = None

@@ -26,3 +26,7 @@ def from_stored(data: dict) -> BaseModel:
 
 def after_load(experiment: BaseModel, folder: Path, source: str, marks: dict) -> BaseModel:
     return experiment
+
+
+ROWS_COLLECTION = "grid_steps"  # its runs' rows, one per agent and step
+ROW_UNIT = "step"

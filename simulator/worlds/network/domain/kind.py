@@ -29,3 +29,7 @@ def after_load(experiment: BaseModel, folder: Path, source: str, marks: dict) ->
     """Its agents table, scenario and graph files read (relative paths from the file's
     folder, stored absolute)."""
     return check_experiment_files(experiment, folder, source, marks)  # type: ignore[arg-type]
+
+
+ROWS_COLLECTION = "network_rounds"  # its runs' rows, one per agent and round
+ROW_UNIT = "round"

@@ -1,0 +1,54 @@
+"""What a world shows of its forks and replays: the run header before a fork runs, its live
+view while it runs, and (a world forked at a message) the menu's questions of what changes.
+
+Each world's `cli/forking.py` is a module with these names (the registry's
+`part(kind, "cli.forking")`); cli/fork_view.py and cli/interactive/fork_menu.py read them
+through the accessors below instead of naming a world. The names marked optional may be left
+out: the house's default serves the world (the chat's live lines, nothing else listening).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, cast
+
+from pydantic import BaseModel
+from rich.console import Console
+
+from simulator.cli.context import AppContext
+from simulator.cli.live import LiveView
+from simulator.engine import events as ev
+from simulator.worlds import part
+
+
+class ForkView(Protocol):
+    def print_header(self, app: AppContext, spec: BaseModel) -> None:
+        """What will run (on stderr), with every value nobody chose, as `llm-sim run` prints
+        it."""
+
+    # optional: the run's live view (default: the message lines of cli/live.py)
+    def live_view(self, console: Console, as_json: bool) -> LiveView: ...
+
+    # optional: what else hears the run's events (a network's line per round), or None
+    def listener(self, app: AppContext, as_json: bool) -> Callable[[ev.Event], None] | None: ...
+
+    # a world forked at a message: the menu's questions of what changes from the fork point,
+    # as `forks.plan`'s keywords (llm, speaker, variants); None values keep the parent's
+    def ask_changes(self, app: AppContext, doc: dict, spec: BaseModel) -> dict: ...
+
+
+def fork_view(kind: str) -> ForkView:
+    """The world `kind`'s fork and replay display part (imported on first use)."""
+    return cast(ForkView, part(kind, "cli.forking"))
+
+
+def live_view(kind: str, console: Console, as_json: bool) -> LiveView:
+    world = fork_view(kind)
+    if hasattr(world, "live_view"):
+        return world.live_view(console, as_json)
+    return LiveView.for_output(console, as_json)
+
+
+def listener(kind: str, app: AppContext, as_json: bool) -> Callable[[ev.Event], None] | None:
+    world = fork_view(kind)
+    return world.listener(app, as_json) if hasattr(world, "listener") else None

@@ -18,19 +18,19 @@ from simulator.cli.transcript_view import (
     show_prompts,
     show_transcript,
 )
+from simulator.cli.view_parts import optional, views_for
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.limits import MAX_SEED
 from simulator.errors import NotFound
 from simulator.memory.cli import menu as memory_menu
 from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing_service
+from simulator.services import transcripts
 from simulator.services.experiments import ExperimentView
 from simulator.worlds.chat.domain.spec import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
 from simulator.worlds.chat.engine.run import llm_name
 from simulator.worlds.chat.engine.speakers import InputFunction, TurnState
 from simulator.worlds.chat.services import runs as conv_service
-from simulator.worlds.grid.domain.experiment import is_grid
-from simulator.worlds.network.domain.experiment import is_network
 
 SPEAKER_HELP = {
     "round_robin": "agents in order, one after another",
@@ -188,7 +188,7 @@ def _label(doc: dict, user: str) -> str:
     """A conversation in the picker: a chat's messages, a grid run's steps, a network run's
     rounds (the fields `conversation list` shows)."""
     row = listing_row(doc)
-    done = row["messages"] if is_grid(doc) or is_network(doc) else f"{row['messages']} messages"
+    done = optional(views_for(doc), "PICKER_PROGRESS").format(row["messages"])
     owner = f"{doc['owner']} (you)" if doc["owner"] == user else doc["owner"]
     star = "★" if doc.get("favourite") else " "
     lineage = fork_menu.lineage_label(doc)
@@ -263,7 +263,7 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
         if picked == "back":
             return
         if picked == "view":
-            show_transcript(app.console, conv_service.transcript(app.store, conversation_id))
+            show_transcript(app.console, transcripts.transcript(app.store, conversation_id))
         elif picked == "prompts":
             _prompts(app, conversation_id)
         elif picked == "memories":

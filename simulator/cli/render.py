@@ -6,9 +6,9 @@ from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
-from rich.text import Text
 
 from simulator.cli.fit_table import Column, fitted_table
+from simulator.cli.view_parts import views_of
 from simulator.domain.plural import count
 from simulator.services.experiments import ExperimentView
 
@@ -45,31 +45,8 @@ def experiments_table(views: list[ExperimentView], user: str, width: int) -> Tab
 
 
 def roles_cell(view: ExperimentView) -> str:
-    """The roles column: a chat's role names; a grid's kind and size (it has no roles)."""
-    exp = view.experiment
-    if view.kind == "grid":
-        w = exp.world
-        return f"grid: {count(w.agents, 'agent')}, {w.width}x{w.height}, radius {w.radius}"
-    if view.kind == "network":
-        net = exp.network
-        return f"network: {net.graph.get('type')}, {count(net.rounds, 'round')}, {net.scenario}"
-    return ", ".join(r.name for r in exp.roles)
-
-
-def grid_detail(exp) -> list:
-    """A grid experiment's world and its three prompt templates."""
-    w = exp.world
-    where = "given cells" if w.positions is not None else "random cells (from the run's seed)"
-    parts: list = [
-        Text(
-            f"kind grid: {count(w.agents, 'agent')} on {w.width} x {w.height}"
-            f"{' torus' if w.torus else ' (bounded)'}, message radius {w.radius}, "
-            f"{count(w.steps, 'step')}, {where}; initial memory {w.initial_memory!r}"
-        )
-    ]
-    for stage in ("message", "memory", "move"):
-        parts.append(Panel(escape(getattr(exp.prompts, stage)), title=f"{stage} prompt"))
-    return parts
+    """The roles column: a chat's role names; another world's kind and size (it has no roles)."""
+    return views_of(view.kind).roles_cell(view)
 
 
 def experiment_detail(view: ExperimentView) -> Group:
@@ -91,29 +68,7 @@ def experiment_detail(view: ExperimentView) -> Group:
         for llm in exp.llms
     )
     head.add_row("LLMs", escape(llms))
-    if view.kind == "grid":
-        return Group(head, *grid_detail(exp))
-    if view.kind == "network":
-        net = exp.network
-        graph = ", ".join(f"{k} {v}" for k, v in net.graph.items())
-        return Group(
-            head,
-            Text(
-                f"kind network: graph {graph}; agents {net.agents}; scenario {net.scenario}; "
-                f"round 0 from the table, then {count(net.rounds, 'round')}"
-            ),
-        )
-    parts: list = [head, Panel(escape(exp.starting_message), title="starting message")]
-    for role in exp.roles:
-        titles = ", ".join(s.title for s in role.sections)
-        parts.append(Text(f"role {role.name} ({role.pronoun}): {titles}"))
-    if exp.shared_sections:
-        parts.append(Text("shared sections: " + ", ".join(s.title for s in exp.shared_sections)))
-    if exp.summarizer_sections:
-        parts.append(
-            Text("summarizer sections: " + ", ".join(s.title for s in exp.summarizer_sections))
-        )
-    return Group(*parts)
+    return Group(head, *views_of(view.kind).detail(view))
 
 
 def rendered_prompts(console: Console, prompts: dict[str, str], counts: dict[str, int]) -> None:

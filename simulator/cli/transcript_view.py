@@ -1,22 +1,21 @@
-"""A stored conversation on screen: coloured by role, day separators, summaries, exact prompts."""
+"""Stored runs on screen: the conversations table, one run's heading and lineage (its world's
+views show its messages, steps or rounds), and the exact prompts of its calls."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
-from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
 
 from simulator.cli.fit_table import Column, fitted_table
-from simulator.cli.live import role_colour
+from simulator.cli.view_parts import views_for
 from simulator.domain.clock import as_datetime
 from simulator.domain.fork import point_text
 from simulator.domain.invisible_chars import pieces
-from simulator.domain.plural import count
-from simulator.worlds.grid.domain.experiment import is_grid
-from simulator.worlds.network.domain.experiment import THEORY, is_network
 
 
 def shown(text: str | None) -> str:
@@ -43,65 +42,27 @@ COLUMNS = [  # dropped on a narrow screen: days first, then created, speaker, ow
 
 
 def listing_row(doc: dict) -> dict[str, str]:
-    """One conversation's fields as listings show them (a chat, a grid run, a network run)."""
-    spec = doc["spec"]
-    counters = doc.get("counters") or {}
-    if is_grid(doc):
-        return _grid_row(doc, spec, counters)
-    if is_network(doc):
-        return _network_row(doc, spec, counters)
-    turns = sum(doc.get("day_split") or []) or spec["total_messages"]  # reference: 20 is 19 turns
+    """One conversation's fields as listings show them (a chat, a grid run, a network run):
+    what every run has, and the cells its world fills (agents, progress, days, speaker)."""
+    cells = views_for(doc).listing_cells(doc)
     return {
         "star": "★" if doc.get("favourite") else "",
         "id": doc["_id"],
         "experiment": doc["experiment_id"],
         "owner": doc["owner"],
         "status": doc["status"],
-        "agents": ", ".join(count(n, r) for r, n in spec["agents"].items()),
-        # a fork's counter covers what it stored; the messages it shares are its parent's
-        "messages": f"{counters.get('messages', 0) + (doc.get('fork_shared') or 0)}/{turns}",
-        "days": str(spec["days"]),
-        "speaker": spec["speaker_method"],
+        "agents": cells["agents"],
+        "messages": cells["messages"],
+        "days": cells["days"],
+        "speaker": cells["speaker"],
         "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
     }
 
 
-def _grid_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
-    """A grid run in the conversations table: agents, steps done, world in place of speaker."""
-    world = spec["world"]
-    # a fork's counter covers what it stored; the steps it shares are its parent's
-    done = (counters.get("messages", 0) + (doc.get("fork_shared") or 0)) // max(world["agents"], 1)
-    return {
-        "star": "★" if doc.get("favourite") else "",
-        "id": doc["_id"],
-        "experiment": doc["experiment_id"],
-        "owner": doc["owner"],
-        "status": doc["status"],
-        "agents": f"{world['agents']} on a grid",
-        "messages": f"step {done}/{world['steps']}",
-        "days": "-",
-        "speaker": f"grid r={world['radius']}",
-        "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
-    }
-
-
-def _network_row(doc: dict, spec: dict, counters: dict) -> dict[str, str]:
-    """A network run in the conversations table: agents, rounds done, graph as the speaker."""
-    n, rounds = len(spec["agents"]), spec["settings"]["rounds"]
-    done = (counters.get("messages", 0) + (doc.get("fork_shared") or 0)) // max(n, 1)
-    return {
-        "star": "★" if doc.get("favourite") else "",
-        "id": doc["_id"],
-        "experiment": doc["experiment_id"],
-        "owner": doc["owner"],
-        "status": doc["status"],
-        "agents": f"{n} on a network",
-        "messages": f"round {max(done - 1, 0)}/{rounds}",
-        "days": "-",
-        "speaker": f"network {spec['settings']['graph'].get('type')}"
-        + (" · theory" if spec.get("model") == THEORY else ""),
-        "created": f"{as_datetime(doc['created_at']):%Y-%m-%d %H:%M}",
-    }
+def stored_count(doc: dict) -> int:
+    """How many messages (a grid's or network's: agent turns) a run has, counting a fork's
+    shared ones: its counter covers what it stored, the rest are its parent's."""
+    return (doc.get("counters") or {}).get("messages", 0) + (doc.get("fork_shared") or 0)
 
 
 def conversations_table(docs: list[dict], width: int) -> Table:
@@ -122,47 +83,17 @@ def print_conversations(console: Console, docs: list[dict]) -> None:
 
 
 def show_transcript(console: Console, data: dict) -> None:
-    conv = data["conversation"]
-    if is_grid(conv):
-        show_grid_steps(console, data)
-        return
-    if is_network(conv):
-        show_network_rounds(console, data)
-        return
-    roles: list[str] = [r["name"] for r in conv["experiment"]["roles"]]
+    """A stored run: its heading, its agents (world), where it comes from, then its rows."""
+    run = data["conversation"]
+    views = views_for(run)
     console.print(
-        f"[bold]{conv['_id']}[/bold] of {conv['experiment_id']} — {conv['status']}"
-        + (f" ({shown(conv['error'])})" if conv.get("error") else "")
+        f"[bold]{run['_id']}[/bold] of {run['experiment_id']} — {run['status']}"
+        + (f" ({shown(run['error'])})" if run.get("error") else "")
     )
-    console.print(
-        "agents: "
-        + ", ".join(
-            f"[{role_colour(a['role'], roles)}]{shown(a['name'])}[/] ({escape(a['model'])})"
-            for a in conv["agents"]
-        )
-    )
-    for line in lineage_lines(conv):
+    console.print(views.run_line(run))
+    for line in lineage_lines(run):
         console.print(line, markup=False, highlight=False)
-    summaries = {s["day"]: s["text"] for s in data["summaries"]}
-    current_day = None
-    for message in data["messages"]:
-        if message["day"] != current_day:
-            if current_day is not None and current_day in summaries:
-                _summary(console, current_day, summaries[current_day])
-            current_day = message["day"]
-            console.print(Rule(f"Day {current_day}"))
-        colour = role_colour(message["role"], roles)
-        flags = " [dim](trimmed)[/]" if message.get("trimmed") else ""
-        flags += " [dim](empty)[/]" if message.get("empty") else ""
-        flags += " [bold](edited by the researcher)[/]" if message.get("edited") else ""
-        if message.get("conversation_id", conv["_id"]) != conv["_id"]:
-            flags += f" [dim](shared, stored in {escape(message['conversation_id'])})[/]"
-        place = f"[dim][{message['day']}:{message['index']}][/] "
-        console.print(
-            f"{place}[bold {colour}]{shown(message['speaker'])}[/]: {shown(message['text'])}{flags}"
-        )
-    if current_day is not None and current_day in summaries:
-        _summary(console, current_day, summaries[current_day])
+    views.show_rows(console, data)
 
 
 def lineage_lines(conv: dict) -> list[str]:
@@ -180,85 +111,25 @@ def lineage_lines(conv: dict) -> list[str]:
     return lines
 
 
-def show_grid_steps(console: Console, data: dict) -> None:
-    """A grid run step by step: each agent's cells, move, who heard it, message and memory."""
+def unit_rows(
+    console: Console, data: dict, unit: str, note: Callable[[object], str] = lambda _: ""
+) -> Iterator[dict]:
+    """A run's rows (a grid's steps, a network's rounds: `data[unit + "s"]`), with a rule
+    printed before the first row of each `unit` ("Step 3", plus `note` and, for a fork's
+    row read from its ancestor, where it is stored)."""
     run = data["conversation"]
-    world = run["spec"]["world"]
-    console.print(
-        f"[bold]{run['_id']}[/bold] of {run['experiment_id']} — {run['status']}"
-        + (f" ({shown(run['error'])})" if run.get("error") else "")
-    )
-    console.print(
-        f"grid: {count(world['agents'], 'agent')} on {world['width']} x {world['height']}, "
-        f"radius {world['radius']}, {count(world['steps'], 'step')}; model "
-        f"{escape(run['spec']['llm']['model'])}"
-    )
-    for line in lineage_lines(run):
-        console.print(line, markup=False, highlight=False)
-    step = None
-    for row in data.get("steps", []):
-        if row["step"] != step:
-            step = row["step"]
-            console.print(Rule(f"Step {step}{_shared(row, run)}"))
-        (x0, y0), (x1, y1) = row["position_before"], row["position_after"]
-        flag = " [red](a fallback: the reply named no move)[/]" if row.get("move_fallback") else ""
-        move = "-" if row.get("move_fallback") else row["move"]
-        heard = ", ".join(row["heard_from"]) or "nobody"
-        console.print(
-            f"[bold cyan]{shown(row['agent'])}[/] ({x0},{y0}) {move} -> ({x1},{y1}){flag}"
-            f" [dim]heard {escape(heard)}[/]"
-        )
-        console.print(f"  message: {shown(row['message'])}")
-        console.print(f"  [dim]memory: {shown(row['memory'])}[/]")
-
-
-def show_network_rounds(console: Console, data: dict) -> None:
-    """A network run round by round: each agent's opinion, decision, attempts and thought."""
-    run = data["conversation"]
-    spec = run["spec"]
-    console.print(
-        f"[bold]{run['_id']}[/bold] of {run['experiment_id']} — {run['status']}"
-        + (f" ({shown(run['error'])})" if run.get("error") else "")
-    )
-    console.print(
-        f"network: {count(len(spec['agents']), 'agent')}, graph "
-        f"{spec['settings']['graph'].get('type')}, scenario {escape(spec['scenario']['name'])}, "
-        f"{count(spec['settings']['rounds'], 'round')}; "
-        + (
-            "the coevolution theory (no model)"
-            if spec.get("llm") is None
-            else f"model {escape(spec['llm']['model'])}"
-        )
-    )
-    for line in lineage_lines(run):
-        console.print(line, markup=False, highlight=False)
     current = None
-    for row in data.get("rounds", []):
-        if row["round"] != current:
-            current = row["round"]
-            table = " (the agents table)" if not current else ""
-            console.print(Rule(f"Round {current}{table}{_shared(row, run)}"))
-        flag = " [red](no reply parsed: previous answer kept)[/]" if row["answer_fallback"] else ""
-        tries = f" [dim]{row['attempts']} tries[/]" if row["attempts"] > 1 else ""
-        exact = f" [dim](exactly {row['exact_opinion']:g})[/]" if "exact_opinion" in row else ""
-        console.print(
-            f"[bold cyan]{shown(row['agent'])}[/] opinion {row['opinion']}{exact} "
-            f"{row['decision']}{flag}{tries}"
-        )
-        if "said" in row:  # a free-chat round: the message it wrote to its friends
-            console.print(f"  [italic]said to its friends:[/] {shown(row['said'])}")
-        if row["thought"]:
-            console.print(f"  [dim]{shown(row['thought'])}[/]")
+    for row in data.get(f"{unit}s", []):
+        if row[unit] != current:
+            current = row[unit]
+            console.print(Rule(f"{unit.capitalize()} {current}{note(current)}{_shared(row, run)}"))
+        yield row
 
 
 def _shared(row: dict, run: dict) -> str:
     """' (shared, stored in X)' for a fork's step (round) read from its ancestor X."""
     owner = row.get("conversation_id", run["_id"])
     return "" if owner == run["_id"] else f" (shared, stored in {owner})"
-
-
-def _summary(console: Console, day: int, text: str) -> None:
-    console.print(Panel(shown(text), title=f"summary of day {day}", style="dim"))
 
 
 def show_prompts(console: Console, calls: list[dict]) -> None:

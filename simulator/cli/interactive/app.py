@@ -16,13 +16,12 @@ from rich.markup import escape
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.create import run_create
 from simulator.cli.interactive.experiment_menu import foreign_notice, run_experiment_menu
 from simulator.cli.interactive.import_menu import run_import_reference
+from simulator.cli.view_parts import create_flows
 from simulator.errors import UserError
 from simulator.identity import USER_PATTERN, remember_user
 from simulator.services import experiments as service
-from simulator.worlds.grid.cli.create_menu import run_create_grid
 
 EXIT = "exit"
 
@@ -114,20 +113,21 @@ def show_info(app: AppContext) -> None:
         app.console.print(f"[bold]{key.replace('_', ' ')}[/bold]: {escape(str(value))}")
 
 
-MAIN_ENTRIES: list[MainEntry] = [
-    MainEntry("Create experiment", run_create),
-    MainEntry("Create 2D grid experiment (Takata et al.)", run_create_grid),
-    MainEntry("Select experiment", select_experiment),
-    MainEntry("Import from YAML", import_yaml),
-    MainEntry("Import from the reference tool", run_import_reference),
-    MainEntry("Info", show_info),
-]
+def main_entries() -> list[MainEntry]:
+    """Each world's create flows (in the registry's order), then what works for every world."""
+    return [
+        *(MainEntry(flow.label, flow.run) for flow in create_flows()),
+        MainEntry("Select experiment", select_experiment),
+        MainEntry("Import from YAML", import_yaml),
+        MainEntry("Import from the reference tool", run_import_reference),
+        MainEntry("Info", show_info),
+    ]
 
 
 def main_menu(app: AppContext) -> None:
     """Loop until Exit or Ctrl-C here; Ctrl-C or a UserError inside a flow returns here."""
     while True:
-        choices = [(e.label, e) for e in MAIN_ENTRIES] + [("Exit", EXIT)]
+        choices = [(e.label, e) for e in main_entries()] + [("Exit", EXIT)]
         try:
             picked = ask.select("What do you want to do?", choices)
         except ask.Cancelled:

@@ -1,51 +1,25 @@
 """What can be done with one selected experiment.
 
-The menu is built from `ENTRIES`, a list of (label, handler) pairs, so later features
-(performing conversations, browsing them) append an entry instead of editing this loop.
+The menu is built from `MenuEntry` rows (label, handler): the entries every experiment has, and
+those its world's views part adds (simulator/cli/view_parts.py), so a world offers its own
+flows (performing its runs, editing a copy) without this loop naming it.
 """
 
 from __future__ import annotations
 
-import copy
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.conversation_menu import browse, perform
-from simulator.cli.interactive.create import STEPS, preview
-from simulator.cli.interactive.draft import Draft
-from simulator.cli.interactive.sweep_menu import perform_sweep
+from simulator.cli.interactive.conversation_menu import browse
 from simulator.cli.render import experiment_detail
-from simulator.domain.experiment import Experiment
-from simulator.domain.limits import MAX_SEED
-from simulator.domain.yaml_io import validate_model
+from simulator.cli.view_parts import BACK, Handler, MenuEntry, optional, views_of
 from simulator.errors import UserError
 from simulator.services import experiments as service
 from simulator.services.experiments import ExperimentView
-from simulator.worlds.grid.cli.run import run_grid_cli
-from simulator.worlds.grid.domain.experiment import MAX_GRID_AGENTS, MAX_GRID_SIDE, MAX_GRID_STEPS
-from simulator.worlds.network.cli.run import run_network_cli
-from simulator.worlds.network.domain.experiment import THEORY
-from simulator.worlds.network.domain.scenario import MAX_ROUNDS
 
-BACK = "back"
-# A handler gets the app and the current view; it returns None to stay on this experiment,
-# BACK to leave the menu (e.g. after deleting it), or another experiment id to switch to.
-Handler = Callable[[AppContext, ExperimentView], str | None]
-
-
-@dataclass
-class MenuEntry:
-    label: str
-    handler: Handler
-    owner_only: bool = False  # not offered to other users (the service refuses them anyway)
-    others_label: str | None = None  # the label other users see, where they may do less
-
-    def label_for(self, owner: bool) -> str:
-        return self.label if owner or self.others_label is None else self.others_label
+__all__ = ["BACK", "Handler", "MenuEntry", "entries_for", "run_experiment_menu"]
 
 
 def show(app: AppContext, view: ExperimentView) -> None:
@@ -116,162 +90,19 @@ def foreign_notice(app: AppContext) -> None:
         app.console.print(note, markup=False)
 
 
-COPY_FIELDS = (
-    "starting_message",
-    "llms",
-    "roles",
-    "shared_sections",
-    "summarizer_sections",
-    "note",
-)
-
-
-def duplicate(app: AppContext, view: ExperimentView) -> str | None:
-    """Copy into one the user owns, after changing any answers the creation flow asks."""
-    draft = Draft.from_experiment(view.experiment)
-    draft.name = f"{view.experiment.name} (copy)"
-    edits = [
-        (key, STEPS[key])
-        for key in (
-            "name",
-            "starting_message",
-            "llms",
-            "sections",
-            "roles",
-            "summarizer",
-            "contents",
-            "note",
-        )
-    ]
-    current = "save"
-    while True:
-        choices = [(f"Change: {label}", key) for key, (label, _) in edits]
-        choices += [
-            ("Preview the prompts", "preview"),
-            ("Save the copy", "save"),
-            ("Cancel", "cancel"),
-        ]
-        picked = ask.select(f"Duplicate of {view.id} as {draft.name!r}", choices, default=current)
-        current = "save"
-        if picked == "cancel":
-            app.console.print("Nothing copied.")
-            return None
-        if picked == "preview":
-            current = _preview(app, draft)
-        elif picked != "save":
-            draft = _change(draft, STEPS[picked][1])
-        else:
-            data = draft.to_data()
-            try:
-                made = service.duplicate(
-                    app.store,
-                    view.id,
-                    app.user,
-                    name=draft.name,
-                    changes={key: data[key] for key in COPY_FIELDS},
-                )
-            except UserError as error:
-                ask.show_error(error)
-                current = draft.blame(error.render())[0]
-                continue
-            app.console.print(
-                f"Created copy {made.id} ({made.experiment.name}); now showing your copy.",
-                markup=False,
-            )
-            return made.id
-
-
-def _change(draft: Draft, step: Callable[[Draft, bool], None]) -> Draft:
-    """Run one change on a copy; Ctrl-C half-way leaves the draft as it was, back at this menu."""
-    changed = copy.deepcopy(draft)
-    try:
-        step(changed, True)
-    except ask.Cancelled:
-        ask.console.print("Change cancelled.")
-        return draft
-    return changed
-
-
-def _preview(app: AppContext, draft: Draft) -> str:
-    """Render the draft's prompts; on a validation error, the menu entry to fix it next."""
-    try:
-        preview(app, validate_model(draft.to_data(), Experiment, "experiment"))
-    except ask.Cancelled:
-        pass
-    except UserError as error:
-        ask.show_error(error)
-        return draft.blame(error.render())[0]
-    return "save"
-
-
-def perform_grid(app: AppContext, view: ExperimentView) -> None:
-    """One grid run, its world numbers offered with the experiment's values."""
-    world = view.experiment.world
-    choices = [(llm.key, llm.key) for llm in view.experiment.llms]
-    llm = ask.select("Model", choices) if len(choices) > 1 else choices[0][1]
-    changes = {
-        "agents": ask.ask_int("Number of agents", 1, MAX_GRID_AGENTS, world.agents),
-        "steps": ask.ask_int("Steps", 1, MAX_GRID_STEPS, world.steps),
-        "radius": ask.ask_int("Message range", 0, 2 * MAX_GRID_SIDE, world.radius),
-    }
-    seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, None, optional=True)
-    run_grid_cli(app, view, llm=llm, seed=seed, world=changes, as_json=False)
-
-
-def perform_network(app: AppContext, view: ExperimentView) -> None:
-    """One network run, its rounds offered with the experiment's value."""
-    net = view.experiment.network
-    choices = [(llm.key, llm.key) for llm in view.experiment.llms]
-    choices.append(("The coevolution theory (no model; the LLM runs' twin)", THEORY))
-    llm = ask.select("Model", choices)
-    rounds = ask.ask_int("Rounds after round 0", 1, MAX_ROUNDS, net.rounds)
-    seed = ask.ask_int("Seed, blank for none", 0, MAX_SEED, None, optional=True)
-    theory = llm == THEORY
-    run_network_cli(
-        app,
-        view,
-        llm=None if theory else llm,
-        seed=seed,
-        settings={"rounds": rounds},
-        as_json=False,
-        theory=theory,
-    )
-
-
-ENTRIES: list[MenuEntry] = [
-    MenuEntry("Show", show),
-    MenuEntry("Duplicate and update", duplicate),
-    MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
-    MenuEntry("Export to YAML", export),
-    MenuEntry("Delete", delete, owner_only=True),
-    MenuEntry("Perform conversation", perform),
-    MenuEntry("Perform conversations (sweep)", perform_sweep),
-    MenuEntry("Conversations", browse),
-]
-
-GRID_ENTRIES: list[MenuEntry] = [  # a grid experiment: no roles to draft, runs not chats
-    MenuEntry("Show", show),
-    MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
-    MenuEntry("Export to YAML", export),
-    MenuEntry("Delete", delete, owner_only=True),
-    MenuEntry("Perform a grid run", perform_grid),
-    MenuEntry("Conversations", browse),
-]
-
-NETWORK_ENTRIES: list[MenuEntry] = [  # an opinion network: sweeps from a YAML file (CLI)
-    MenuEntry("Show", show),
-    MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
-    MenuEntry("Export to YAML", export),
-    MenuEntry("Delete", delete, owner_only=True),
-    MenuEntry("Perform a network run", perform_network),
-    MenuEntry("Conversations", browse),
-]
-
-
 def entries_for(view: ExperimentView) -> list[MenuEntry]:
-    if view.kind == "grid":
-        return GRID_ENTRIES
-    return NETWORK_ENTRIES if view.kind == "network" else ENTRIES
+    """What every experiment offers, with its world's entries: those that change a copy after
+    Show, those that perform its runs before Conversations."""
+    views = views_of(view.kind)
+    return [
+        MenuEntry("Show", show),
+        *optional(views, "EDIT_ENTRIES"),
+        MenuEntry("Update (favourite, note)", update, others_label="Update (favourite)"),
+        MenuEntry("Export to YAML", export),
+        MenuEntry("Delete", delete, owner_only=True),
+        *views.RUN_ENTRIES,
+        MenuEntry("Conversations", browse),
+    ]
 
 
 def run_experiment_menu(app: AppContext, experiment_id: str) -> None:

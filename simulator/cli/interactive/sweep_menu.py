@@ -9,11 +9,6 @@ from __future__ import annotations
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.conversation_menu import (
-    COUNTING_CHOICES,
-    SPEAKER_HELP,
-    enough_messages,
-)
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.experiment import Experiment
@@ -22,6 +17,11 @@ from simulator.domain.plural import count
 from simulator.domain.variants import variant_slots
 from simulator.services import sweeps as service
 from simulator.services.experiments import ExperimentView
+from simulator.worlds.chat.cli.perform_menu import (
+    COUNTING_CHOICES,
+    SPEAKER_HELP,
+    enough_messages,
+)
 from simulator.worlds.chat.domain.spec import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
 
 SWEEP_METHODS = [m for m in SPEAKER_METHODS if m != "manual"]  # sweeps run unattended

@@ -44,7 +44,7 @@ def _ask_model(app: AppContext, spec: ConversationSpec, experiment: Experiment) 
 def _ask_speaker(spec: ConversationSpec) -> str | None:
     """The speaker method from the fork point, or None to keep the parent's. A fork runs
     unattended, so manual is not offered (a manual parent's fork must pick another)."""
-    from simulator.cli.interactive.conversation_menu import SPEAKER_HELP  # it imports this one
+    from simulator.worlds.chat.cli.perform_menu import SPEAKER_HELP
 
     methods = [m for m in SPEAKER_METHODS if m != "manual"]
     choices = [(f"{m} — {SPEAKER_HELP[m]}", m) for m in methods]

@@ -292,18 +292,11 @@ async def run(
 
 
 def transcript(store: Store, conversation_id: str) -> dict:
-    """The conversation document, its messages and summaries, for display or --json."""
-    doc = store.conversations.get(conversation_id)
-    if "experiment" not in doc and doc.get("sweep_id"):
-        doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
-    # a grid run's step rows, a network run's round rows in place of messages; a fork's
-    # shared ones first (each says the run that stored it: `conversation_id`)
-    if doc.get("kind") == "grid":
-        return {"conversation": doc, "steps": lineage.full_rows(store, doc)}
-    if doc.get("kind") == "network":
-        return {"conversation": doc, "rounds": lineage.full_rows(store, doc)}
-    messages, summaries = lineage.full_transcript(store, doc)  # a fork's prefix first
-    return {"conversation": doc, "messages": messages, "summaries": summaries}
+    """The run document and its rows, whatever its world, for display or --json
+    (simulator/services/transcripts.py)."""
+    from simulator.services.transcripts import transcript as read
+
+    return read(store, conversation_id)
 
 
 def prompts(store: Store, conversation_id: str) -> list[dict]:

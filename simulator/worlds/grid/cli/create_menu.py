@@ -12,11 +12,11 @@ import yaml
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.llms import ask_llms
-from simulator.cli.render import grid_detail
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import experiments as service
+from simulator.worlds.grid.cli.views import grid_detail
 from simulator.worlds.grid.domain.experiment import (
     MAX_GRID_AGENTS,
     MAX_GRID_SIDE,

@@ -22,9 +22,9 @@ from simulator.analysis.report.html import (
     set_params,
     sweep_section,
 )
-from simulator.memory.analysis.report_html import memory_section
 from simulator.worlds.grid.analysis.report.assets import GRID_CSS, grid_script
 from simulator.worlds.grid.analysis.report.context import REPLAY_CAP, GridReportContext
+from simulator.worlds.grid.analysis.report.memory_html import memory_section
 from simulator.worlds.grid.domain.rules import MOVES
 
 WORLD_FIELDS = ("width", "height", "torus", "agents", "steps", "radius", "initial_memory")

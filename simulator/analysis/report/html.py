@@ -165,13 +165,21 @@ def set_params(llm: dict) -> dict:
     return {k: v for k, v in (llm.get("params") or {}).items() if v is not None}
 
 
-def experiment_section(exp: dict) -> str:
+def experiment_heading(exp: dict, world: str = "") -> list[str]:
+    """The experiment section's opening: its name (with the world's name, where given) and
+    its note."""
+    named = f" <span class=muted>({e(world)})</span>" if world else ""
     parts = [
         '<section id="experiment"><h2>Experiment</h2>',
-        f"<p><strong>{e(exp.get('name'))}</strong></p>",
+        f"<p><strong>{e(exp.get('name'))}</strong>{named}</p>",
     ]
     if exp.get("note"):
         parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    return parts
+
+
+def experiment_section(exp: dict) -> str:
+    parts = experiment_heading(exp)
     parts.append(f'<h3>Starting message</h3><p class="pre">{e(exp.get("starting_message"))}</p>')
     llms = exp.get("llms") or []
     if llms:

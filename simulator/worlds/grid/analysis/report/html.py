@@ -13,6 +13,7 @@ import json
 from simulator.analysis.report.assets import CSS
 from simulator.analysis.report.html import (
     e,
+    experiment_heading,
     json_for_script,
     key_values,
     measures_section,
@@ -66,12 +67,7 @@ def render_grid(ctx: GridReportContext) -> str:
 
 def grid_experiment_section(exp: dict) -> str:
     world = exp.get("world") or {}
-    parts = [
-        '<section id="experiment"><h2>Experiment</h2>',
-        f"<p><strong>{e(exp.get('name'))}</strong> <span class=muted>(grid world)</span></p>",
-    ]
-    if exp.get("note"):
-        parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    parts = experiment_heading(exp, "grid world")
     shown = {name: world.get(name) for name in WORLD_FIELDS if name in world}
     if world.get("positions") is not None:
         shown["positions"] = world["positions"]

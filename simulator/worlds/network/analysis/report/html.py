@@ -14,6 +14,7 @@ import json
 from simulator.analysis.report.assets import CSS
 from simulator.analysis.report.html import (
     e,
+    experiment_heading,
     fmt,
     json_for_script,
     key_values,
@@ -84,12 +85,7 @@ def _pair_data(pair: dict) -> dict:
 
 def network_experiment_section(exp: dict) -> str:
     network = exp.get("network") or {}
-    parts = [
-        '<section id="experiment"><h2>Experiment</h2>',
-        f"<p><strong>{e(exp.get('name'))}</strong> <span class=muted>(opinion network)</span></p>",
-    ]
-    if exp.get("note"):
-        parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    parts = experiment_heading(exp, "opinion network")
     shown = {k: v for k, v in network.items() if k != "theory"}
     parts.append("<h3>Network</h3>" + key_values(shown))
     if network.get("theory"):

@@ -12,18 +12,10 @@ import click
 from simulator.analysis.exports import FORMATS, check_output_dir
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.world_parts import analysis_of
-from simulator.cli.analysis_parts import (
-    MeasuresRequest,
-    commands_of,
-    measures_table,
-    print_files,
-    print_per_cell,
-)
+from simulator.cli.analysis_parts import MeasuresRequest, commands_of, print_files
 from simulator.cli.context import AppContext
 from simulator.cli.paper_tables import labels_option
 from simulator.worlds import kind_of
-
-__all__ = ["export_cmd", "measures_cmd", "measures_table", "print_per_cell"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 

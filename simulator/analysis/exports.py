@@ -78,6 +78,21 @@ def write_batches(
     return [path for _, path in pending], {name: s.rows for name, s in spools.items()}
 
 
+def write_listed(
+    batches: Iterable[dict[str, list[dict]]],
+    names: Sequence[str],
+    fmt: str,
+    out_dir: Path,
+    field: str = "--output",
+) -> list[dict]:
+    """`write_batches`, with one entry per table for the listing: name, path, rows."""
+    paths, rows = write_batches(batches, names, fmt, out_dir, field)
+    return [
+        {"table": name, "path": str(path), "rows": rows[name]}
+        for name, path in zip(names, paths, strict=True)
+    ]
+
+
 def temp_beside(path: Path) -> Path:
     """A hidden name in the same folder, so the final rename is atomic (same file system)."""
     return path.with_name(f".{path.name[:200]}.{os.getpid()}.tmp")  # within NAME_MAX (255)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from simulator.analysis.exports import write_batches
+from simulator.analysis.exports import write_listed
 from simulator.analysis.measures import (
     _group,
     cell_labels,
@@ -33,11 +33,7 @@ def export_scope(
     store: Any, scope: Scope, fmt: str, out_dir: Path, field: str = "--output"
 ) -> list[dict]:
     """Write every table of the scope to `out_dir`; one entry per table: name, path, rows."""
-    paths, rows = write_batches(table_batches(store, scope), TABLES, fmt, out_dir, field)
-    return [
-        {"table": name, "path": str(path), "rows": rows[name]}
-        for name, path in zip(TABLES, paths, strict=True)
-    ]
+    return write_listed(table_batches(store, scope), TABLES, fmt, out_dir, field)
 
 
 class ScopeMeasures:

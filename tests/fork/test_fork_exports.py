@@ -175,7 +175,7 @@ def _false(value) -> bool:
 def test_the_measures_table_has_a_from_column_only_with_forks():
     from rich.console import Console
 
-    from simulator.cli.commands.analysis import measures_table
+    from simulator.cli.analysis_parts import measures_table
 
     plain = {"label": "ollama:a · whole run", "n": 1, "words_mean": 3.0}
     fork = {"label": "ollama:b", "n": 2, "fork_at": AT, "parent_id": "conv_1", "words_mean": 4.0}

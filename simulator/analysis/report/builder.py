@@ -12,13 +12,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simulator.analysis.report import plots as plots_mod
+from simulator.domain.plural import nouns
 from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.store.store import Store
 
 
 @dataclass
-class ReportContext:
-    """What html.render needs; model text stays raw here and is escaped only when rendered."""
+class ReportHead:
+    """What every world's report context starts with: what the page is about, the plan and
+    its status, and the per-cell measures table (`measures`: (name, description) in column
+    order; `cells`: one row per cell)."""
 
     title: str
     generated_at: str
@@ -28,8 +31,47 @@ class ReportContext:
     experiment: dict
     sweep: dict | None
     status: dict
-    measures: list[tuple[str, str]]  # (measure name, description) in column order
+    measures: list[tuple[str, str]]
     cells: list[dict]
+
+    def shown(self) -> str:
+        """What the CLI's closing line says the page lets one read ("4 transcripts")."""
+        shown = len(self.transcripts["conversations"])  # type: ignore[attr-defined]
+        return f"{shown} {nouns(shown, 'transcript')}"
+
+
+def head_fields(store: Store, scope: Any, conversations: list[dict]) -> dict:
+    """A ReportHead's fields but the measures: title, time, target, experiment and the
+    status of the runs `conversations` (their documents or rows, each with a `status`)."""
+    experiment = dict(scope.experiment or {})
+    return {
+        "title": f"{experiment.get('name', scope.experiment_id)} — {scope.kind} {scope.id}",
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "kind": scope.kind,
+        "target_id": scope.id,
+        "experiment_id": scope.experiment_id,
+        "experiment": experiment,
+        "sweep": scope.sweep,
+        "status": sweep_status(store, scope, conversations),
+    }
+
+
+def pick_replays(candidates: dict[str, list[Any]], cap: int) -> list[Any]:
+    """Round robin over the cells (first-seen order): every cell's first run, then every
+    cell's second, … until `cap` runs."""
+    chosen: list[Any] = []
+    depth = max((len(runs) for runs in candidates.values()), default=0)
+    for at in range(depth):
+        for runs in candidates.values():
+            if at < len(runs) and len(chosen) < cap:
+                chosen.append(runs[at])
+    return chosen
+
+
+@dataclass
+class ReportContext(ReportHead):
+    """What html.render needs; model text stays raw here and is escaped only when rendered."""
+
     plots: list[plots_mod.Plot]
     transcripts: dict
     left_out: int = 0
@@ -68,14 +110,7 @@ def build_context(
     variants = {conversation_id(c): variant_label(c) for c in conversations}
     transcripts, bodies, left_out = transcript_data(tables, roles, per_cell, labels)
     return ReportContext(
-        title=f"{experiment.get('name', scope.experiment_id)} — {scope.kind} {scope.id}",
-        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        kind=scope.kind,
-        target_id=scope.id,
-        experiment_id=scope.experiment_id,
-        experiment=experiment,
-        sweep=scope.sweep,
-        status=sweep_status(store, scope, conversations),
+        **head_fields(store, scope, conversations),
         measures=measure_columns(cells, measures_mod.MEASURES),
         cells=cells,
         plots=[

@@ -43,13 +43,43 @@ def fmt(value: Any) -> str:
     return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3g}"
 
 
-def render(ctx: ReportContext) -> str:
-    code = script()
+def script_csp(code: str) -> str:
+    """The page's Content-Security-Policy: only `code` runs (by its hash), inline styles and
+    data: images; nothing is fetched."""
     digest = base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode()
-    csp = (
+    return (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
     )
+
+
+def page(title: str, csp: str, css: str, header: str, nav: str, main: str, tail: str) -> str:
+    """A report page: `header` (HTML) under the title, the `nav` links, the sections
+    (`main`) and what follows them (`tail`: data blocks and the script)."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{e(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(title)}</title>
+<style>{css}</style>
+</head>
+<body>
+<header><h1>{e(title)}</h1>
+<p>{header}</p></header>
+<nav>{nav}</nav>
+<main>
+{main}
+</main>
+{tail}
+</body>
+</html>
+"""
+
+
+def render(ctx: ReportContext) -> str:
+    code = script()
     body = "\n".join(
         (
             experiment_section(ctx.experiment),
@@ -61,32 +91,22 @@ def render(ctx: ReportContext) -> str:
             transcripts_section(ctx),
         )
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{e(csp)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{e(ctx.title)}</title>
-<style>{CSS}</style>
-</head>
-<body>
-<header><h1>{e(ctx.title)}</h1>
-<p>Experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·
-generated {e(ctx.generated_at)} by llm-sim</p></header>
-<nav><a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>
-<a href="#measures">Measures</a>{BRANCHES_LINK if ctx.branches else ""}{_paper_link(ctx.paper)}
-<a href="#plots">Plots</a>
-<a href="#transcripts">Transcripts</a></nav>
-<main>
-{body}
-</main>
-<script type="application/json" id="data">{json_for_script(ctx.transcripts)}</script>
-{transcript_bodies(ctx)}
-<script>{code}</script>
-</body>
-</html>
-"""
+    header = (
+        f"Experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·\n"
+        f"generated {e(ctx.generated_at)} by llm-sim"
+    )
+    nav = (
+        '<a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>\n'
+        f'<a href="#measures">Measures</a>{BRANCHES_LINK if ctx.branches else ""}'
+        f"{_paper_link(ctx.paper)}\n"
+        '<a href="#plots">Plots</a>\n'
+        '<a href="#transcripts">Transcripts</a>'
+    )
+    tail = (
+        f'<script type="application/json" id="data">{json_for_script(ctx.transcripts)}</script>'
+        f"\n{transcript_bodies(ctx)}\n<script>{code}</script>"
+    )
+    return page(ctx.title, script_csp(code), CSS, header, nav, body, tail)
 
 
 def _branches(data: dict) -> str:
@@ -145,13 +165,21 @@ def set_params(llm: dict) -> dict:
     return {k: v for k, v in (llm.get("params") or {}).items() if v is not None}
 
 
-def experiment_section(exp: dict) -> str:
+def experiment_heading(exp: dict, world: str = "") -> list[str]:
+    """The experiment section's opening: its name (with the world's name, where given) and
+    its note."""
+    named = f" <span class=muted>({e(world)})</span>" if world else ""
     parts = [
         '<section id="experiment"><h2>Experiment</h2>',
-        f"<p><strong>{e(exp.get('name'))}</strong></p>",
+        f"<p><strong>{e(exp.get('name'))}</strong>{named}</p>",
     ]
     if exp.get("note"):
         parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    return parts
+
+
+def experiment_section(exp: dict) -> str:
+    parts = experiment_heading(exp)
     parts.append(f'<h3>Starting message</h3><p class="pre">{e(exp.get("starting_message"))}</p>')
     llms = exp.get("llms") or []
     if llms:

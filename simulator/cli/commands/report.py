@@ -9,7 +9,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.paper_tables import labels_option
-from simulator.domain.plural import count, nouns
+from simulator.domain.plural import count
 
 
 @click.command("report")
@@ -61,14 +61,9 @@ def report(
             round_index=round_index,
             labels=labels,
         )
-    shown = len(ctx.transcripts["conversations"])
-    what = nouns(shown, "transcript")
-    if hasattr(ctx, "pairs"):  # a network report: runs drawn, most beside their twin
-        twins = sum(1 for pair in ctx.pairs if pair["twin"])
-        what = f"{nouns(shown, 'run')} drawn, {twins} beside a theory twin"
-    app.console.print(
+    app.console.print(  # what the page shows is the world's to say ("4 transcripts")
         f"wrote {output} ({output.stat().st_size // 1024} KiB, {count(len(ctx.cells), 'cell')}, "
-        f"{shown} {what})"
+        f"{ctx.shown()})"
     )
     if open_it:
         webbrowser.open(output.resolve().as_uri())

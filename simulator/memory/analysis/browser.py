@@ -24,6 +24,7 @@ from simulator.memory.analysis.runs import (
 )
 from simulator.memory.domain.records import CITING_TYPES, MEMORY_TYPES, MemoryRecord
 from simulator.store.store import Store
+from simulator.worlds import kind_of
 
 
 @dataclass
@@ -223,7 +224,7 @@ def browse_memories(
         agents.append(AgentMemories(i, names[i], stream, kept, steps, retrieved_at))
     return MemoryBrowse(
         run_id,
-        _kind(doc),
+        kind_of(doc),
         step_word(doc),
         clock or clock_of(doc),
         type,
@@ -231,10 +232,6 @@ def browse_memories(
         agents,
         minutes_per_step(doc),
     )
-
-
-def _kind(doc: dict) -> str:
-    return str(doc.get("kind") or "chat")
 
 
 def _check_step(doc: dict, rows: dict[int, list[tuple[int, list | None]]], step: int) -> None:

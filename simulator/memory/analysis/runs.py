@@ -7,23 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.analysis.world_parts import WorldAnalysis, analysis_of
+from simulator.domain.plural import nouns
+from simulator.domain.world import domain_of
 from simulator.errors import UserError
-from simulator.memory.domain.settings import DAY_START_HOUR
 from simulator.store.store import Store
-from simulator.worlds.grid.domain.rules import agent_names as grid_agent_names
+from simulator.worlds import kind_of
 
-ROWS = {  # run kind -> what one row is called
-    "grid": "step",
-    "network": "round",
-    "chat": "message",
-}
-# what an agent carries between steps when its experiment names no other memory
-WORLD_MEMORY = {
-    "chat": "the chat's transcript and its day summaries",
-    "grid": "a rolling summary each agent rewrites every step",
-    "network": "the answers of the round before (its own and its friends')",
-}
-SHOWS = {"chat": "messages", "grid": "steps", "network": "rounds"}
 LISTED_NAMES = 20  # an unknown agent's error lists this many names
 MINUTES_PER_DAY = 24 * 60
 
@@ -63,39 +53,37 @@ def clock_of(doc: dict) -> SimClock | None:
     """The run's simulated clock, where its spec keeps one (`clock`, under the spec, its
     world, settings or memory); a grid's memory stream runs on the day clock its plans use
     (minute 0 is DAY_START_HOUR of day 1); else None (times shown as minutes: a chat's or a
-    network's minutes count turns and rounds, not hours of a day)."""
+    network's minutes count turns and rounds, not hours of a day): a world's analysis part says
+    where its streams' day starts (STREAM_DAY_START)."""
     spec = doc.get("spec") or {}
     for holder in (spec, spec.get("memory"), spec.get("world"), spec.get("settings")):
         if isinstance(holder, dict) and holder.get("clock") is not None:
             return SimClock.from_stored(holder["clock"])
     memory = spec.get("memory")
-    if _kind(doc) == "grid" and isinstance(memory, dict) and memory.get("kind") == "stream":
-        return SimClock(DAY_START_HOUR * 60, 1)
+    start = _world(doc).STREAM_DAY_START
+    if start is not None and isinstance(memory, dict) and memory.get("kind") == "stream":
+        return SimClock(start, 1)
     return None
 
 
-def _kind(doc: dict) -> str:
-    return str(doc.get("kind") or "chat")
+def _world(doc: dict) -> WorldAnalysis:
+    return analysis_of(kind_of(doc))
 
 
 def step_word(doc: dict) -> str:
-    return ROWS.get(_kind(doc), "step")
+    """What one row of the run is called: its world's RUN_UNIT ("step", "round", "message")."""
+    return domain_of(kind_of(doc)).RUN_UNIT
 
 
 def agent_names(doc: dict, at_least: int = 0) -> list[str]:
     """The run's agents' names by index: its `agents` entries, else its spec's (a grid's are
     agent0, agent1, …); `at_least` long, an unnamed index shown as 'agent N'."""
-    spec = doc.get("spec") or {}
     entries = doc.get("agents") or []
     if entries:
         order = sorted(enumerate(entries), key=lambda p: p[1].get("index", p[0]))
         names = [str(e.get("name", f"agent {i}")) for i, e in order]
-    elif _kind(doc) == "grid":
-        names = grid_agent_names(int((spec.get("world") or {}).get("agents") or 0))
-    elif _kind(doc) == "network":
-        names = [str(a.get("name")) for a in spec.get("agents") or []]
     else:
-        names = []
+        names = _world(doc).agent_names(doc)
     return names + [f"agent {i}" for i in range(len(names), at_least)]
 
 
@@ -124,21 +112,9 @@ def step_rows(
 ) -> dict[int, list[tuple[int, list | None]]]:
     """agent index -> [(step, the memory ids its prompt showed, or None when the row keeps
     no `retrieved` list)] by step: a grid's steps, a network's rounds, a chat's messages
-    (numbered from 1, each its speaker's)."""
-    kind, run_id = _kind(doc), doc["_id"]
+    (numbered from 1, each its speaker's): the world's analysis part reads them."""
     found: dict[int, list[tuple[int, list | None]]] = {}
-    if kind == "grid":
-        rows = [(r["step"], r["agent_index"], r) for r in store.grid_steps.for_run(run_id)]
-    elif kind == "network":
-        rows = [(r["round"], r["agent_index"], r) for r in store.network_rounds.for_run(run_id)]
-    else:
-        index = {name: i for i, name in reversed(list(enumerate(names)))}
-        rows = [
-            (m["seq"] + 1, index[m["speaker"]], m)
-            for m in store.messages.for_conversation(run_id)
-            if m.get("speaker") in index and isinstance(m.get("seq"), int)
-        ]
-    for number, agent, row in rows:
+    for number, agent, row in _world(doc).memory_rows(store, doc, names):
         retrieved = row.get("retrieved")
         ids = None if retrieved is None else [str(i) for i in retrieved]
         found.setdefault(int(agent), []).append((int(number), ids))
@@ -174,9 +150,9 @@ def minutes_per_step(doc: dict) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def _memory_phrase(kind: str, world: str) -> str:
+def _memory_phrase(kind: str, carried: str) -> str:
     if kind == "summary":
-        return f"summary ({WORLD_MEMORY.get(world, 'a rolling summary')})"
+        return f"summary ({carried})"
     if kind == "none":
         return "none (its agents carry nothing from one step to the next)"
     return kind
@@ -185,7 +161,8 @@ def _memory_phrase(kind: str, world: str) -> str:
 def no_stream_error(store: Store, doc: dict) -> UserError:
     """Why a run with no stored memories has none to browse: its memory is another kind, or
     its stream has stored nothing yet."""
-    run_id, kind = doc["_id"], _kind(doc)
+    run_id, kind = doc["_id"], kind_of(doc)
+    carried = _world(doc).MEMORY_CARRIED
     declared = declared_memory(store, doc)
     if declared == "stream":
         return UserError(
@@ -193,11 +170,11 @@ def no_stream_error(store: Store, doc: dict) -> UserError:
             f"(status {doc.get('status')})",
             fix=f"look again once its first {step_word(doc)} is stored",
         )
-    memory = _memory_phrase(declared, kind) if declared else WORLD_MEMORY.get(kind, "not a stream")
+    memory = _memory_phrase(declared, carried) if declared else carried
     return UserError(
         f"run {run_id} has no memory stream: its experiment's memory is {memory}, so there "
         "are no memories to browse",
-        fix=f"'llm-sim conversation show {run_id}' shows its {SHOWS.get(kind, 'steps')}; "
+        fix=f"'llm-sim conversation show {run_id}' shows its {nouns(2, step_word(doc))}; "
         f"a {kind} experiment with `memory: {{kind: stream}}` makes runs "
         "with memories to browse",
     )

@@ -8,10 +8,9 @@ measures` reads a grid sweep the way it reads a chat one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from simulator.analysis.measures import mean_ci
+from simulator.analysis.world_cells import mean_series, summarise_cells
 from simulator.errors import UserError
 from simulator.worlds.grid.analysis.clusters import cluster_measures
 from simulator.worlds.grid.analysis.emotions import (
@@ -221,60 +220,19 @@ def party_summary(party: dict | None) -> dict:
     }
 
 
-def mean_series(series: list[list[float | None] | None]) -> list[float | None]:
-    """Index by index mean over runs (runs of different lengths: each index over those that
-    reached it)."""
-    longest = max((len(s) for s in series if s), default=0)
-    means: list[float | None] = []
-    for at in range(longest):
-        values = [s[at] for s in series if s and at < len(s) and s[at] is not None]
-        means.append(sum(values) / len(values) if values else None)
-    return means
-
-
-def short_labels(
-    first: dict[str, dict], shown: Callable[[str, Any], str] = lambda factor, value: str(value)
-) -> dict[str, str]:
-    """Each cell named by the factors that differ between the cells (`llm=mock:b`), as the
-    chat measures name theirs; the full stored label when only one cell or nothing differs.
-    `shown` writes a factor's value (a network's graph spec is a mapping, named shorter)."""
-    factors = list(dict.fromkeys(k for row in first.values() for k in row.get("cell") or {}))
-    varying = [
-        k for k in factors if len({str((r.get("cell") or {}).get(k)) for r in first.values()}) > 1
-    ]
-    labels = {}
-    for key, row in first.items():
-        cell = row.get("cell") or {}
-        short = " ".join(f"{k}={shown(k, cell.get(k))}" for k in varying)
-        labels[key] = short if len(first) > 1 and short else str(row["cell_label"])
-    return labels
-
-
 def cell_summaries(rows: list[dict]) -> list[dict]:
     """One entry per cell (first-seen order): n runs, `<measure>_mean/_ci_low/_ci_high`, the
     pooled move histogram and each series averaged step by step."""
-    cells: dict[str, list[dict]] = {}
-    for row in rows:
-        cells.setdefault(row["cell_key"], []).append(row)
-    labels = short_labels({key: members[0] for key, members in cells.items()})
-    out = []
-    for key, members in cells.items():
-        cell: dict[str, Any] = {
-            "cell_key": key,
-            "cell_label": members[0]["cell_label"],
-            "label": labels[key],
-            "cell": members[0].get("cell"),  # its factors as numbers, for figures against them
-            "n": len(members),
-        }
-        for name in SUMMARY:
-            mean, low, high = mean_ci(r.get(name) for r in members)
-            cell[f"{name}_mean"], cell[f"{name}_ci_low"], cell[f"{name}_ci_high"] = mean, low, high
-        cell["moves"] = pooled_histogram([r["moves"] for r in members])
-        cell["series"] = {
-            name: mean_series([r["series"][name] for r in members]) for name in SERIES
-        }
-        out.append(cell)
-    return out
+    return summarise_cells(
+        rows,
+        SUMMARY,
+        # its factors as numbers, for figures against them
+        head=lambda members: {"cell": members[0].get("cell")},
+        tail=lambda members: {
+            "moves": pooled_histogram([r["moves"] for r in members]),
+            "series": {name: mean_series([r["series"][name] for r in members]) for name in SERIES},
+        },
+    )
 
 
 def grid_measures(store: Any, run_ids: list[str], embed: Embedder | str | None = PACKAGED) -> dict:

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from simulator.analysis.stored_run import StoredRun
-from simulator.domain.ids import content_hash
-from simulator.store import lineage
+from simulator.analysis.stored_run import StoredRun, load_stored_runs
 from simulator.worlds.grid.domain.rules import Position, agent_names
 
 BATCH = 50  # runs per read: a 10 x 100 run holds 1,000 rows of a few KB
@@ -113,31 +111,12 @@ class GridRun(StoredRun):
         }
 
     @property
-    def cell_key(self) -> str:
-        return str(self.doc.get("cell_key") or content_hash(self.cell, 16))
-
-    @property
     def cell_label(self) -> str:
         label = self.doc.get("cell_label")
         return str(label) if label else " ".join(f"{k}={v}" for k, v in self.cell.items())
 
-    @property
-    def repetition(self) -> Any:
-        return self.doc.get("repetition")
-
-    @property
-    def status(self) -> str | None:
-        return self.doc.get("status")
-
 
 def load_runs(store: Any, run_ids: list[str], batch: int = BATCH) -> Iterator[GridRun]:
-    """The runs in the order given, `batch` at a time (documents and rows in two reads);
-    ids the store does not hold are skipped. A fork (store/lineage.py) is read as the whole run
-    it is: the parent's rows before its fork point, then its own."""
-    for start in range(0, len(run_ids), batch):
-        docs = store.conversations.get_many(run_ids[start : start + batch])
-        rows = store.grid_steps.for_runs([d["_id"] for d in docs])
-        for doc in docs:
-            # a fork's run is its shared rows (read from its parent) and then its own
-            shared = lineage.world_prefix(store, doc).rows
-            yield GridRun(doc, shared + rows.get(doc["_id"], []))
+    """The runs in the order given, `batch` at a time; a fork is read as the whole run it is
+    (analysis/stored_run.py)."""
+    return load_stored_runs(store, run_ids, store.grid_steps, GridRun, batch)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from simulator.analysis.exports import write_batches
+from simulator.analysis.exports import write_listed
 from simulator.analysis.tables import iso
 from simulator.errors import UserError
 from simulator.worlds.grid.analysis.clusters import cluster_measures
@@ -196,9 +196,4 @@ def export_grid(
 ) -> list[dict]:
     """Write `grid_runs` and `grid_steps` to `out_dir` (atomically, as the chat export does);
     one entry per table: name, path, rows."""
-    batches = grid_table_batches(store, run_ids)
-    paths, rows = write_batches(batches, GRID_TABLES, fmt, out_dir, field)
-    return [
-        {"table": name, "path": str(path), "rows": rows[name]}
-        for name, path in zip(GRID_TABLES, paths, strict=True)
-    ]
+    return write_listed(grid_table_batches(store, run_ids), GRID_TABLES, fmt, out_dir, field)

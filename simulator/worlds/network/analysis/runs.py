@@ -16,9 +16,7 @@ from typing import Any
 
 import networkx as nx
 
-from simulator.analysis.stored_run import StoredRun
-from simulator.domain.ids import content_hash
-from simulator.store import lineage
+from simulator.analysis.stored_run import StoredRun, load_stored_runs
 from simulator.worlds.network.analysis.twins import Twin, TwinIndex, is_theory_run
 from simulator.worlds.network.domain.experiment import THEORY
 from simulator.worlds.network.domain.graphs import snapshot_graphs as graphs_from_edges
@@ -59,10 +57,6 @@ class OpinionRun(StoredRun):
     @property
     def planned_rounds(self) -> int:
         return int(self.settings.get("rounds") or 0)
-
-    @property
-    def status(self) -> str | None:
-        return self.doc.get("status")
 
     @property
     def counters(self) -> dict:
@@ -117,10 +111,6 @@ class OpinionRun(StoredRun):
         return cell
 
     @property
-    def cell_key(self) -> str:
-        return str(self.doc.get("cell_key") or content_hash(self.cell, 16))
-
-    @property
     def cell_label(self) -> str:
         label = self.doc.get("cell_label")
         if label:
@@ -134,22 +124,11 @@ class OpinionRun(StoredRun):
         rest = " ".join(f"{k}={cell.get(k)}" for k in keys)
         return f"llm={cell.get('llm')} graph={graph.get('type')}({shape}) {rest}"
 
-    @property
-    def repetition(self) -> Any:
-        return self.doc.get("repetition")
-
 
 def load_runs(store: Any, run_ids: list[str], batch: int = BATCH) -> Iterator[OpinionRun]:
-    """The runs in the order given, `batch` at a time (documents and rows in two reads);
-    ids the store does not hold are skipped. A fork (store/lineage.py) is read as the whole run
-    it is: the parent's rows before its fork point, then its own."""
-    for start in range(0, len(run_ids), batch):
-        docs = store.conversations.get_many(run_ids[start : start + batch])
-        rows = store.network_rounds.for_runs([d["_id"] for d in docs])
-        for doc in docs:
-            # a fork's run is its shared rows (read from its parent) and then its own
-            shared = lineage.world_prefix(store, doc).rows
-            yield OpinionRun(doc, shared + rows.get(doc["_id"], []))
+    """The runs in the order given, `batch` at a time; a fork is read as the whole run it is
+    (analysis/stored_run.py)."""
+    return load_stored_runs(store, run_ids, store.network_rounds, OpinionRun, batch)
 
 
 def theory_docs(store: Any, experiment_id: str, batch: int = 500) -> list[dict]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from simulator.analysis.measures import mean_ci
-from simulator.worlds.grid.analysis.measures import mean_series, short_labels
+from simulator.analysis.world_cells import mean_series, summarise_cells
 from simulator.worlds.network.analysis.measures import (
     ROUND_MEASURES,
     run_measures,
@@ -97,27 +96,19 @@ def _shown(factor: str, value: Any) -> str:
 def cell_summaries(rows: list[dict]) -> list[dict]:
     """One entry per cell (first-seen order): n runs, `<measure>_mean/_ci_low/_ci_high`, and
     the mean opinion and share Yes averaged round by round."""
-    cells: dict[str, list[dict]] = {}
-    for row in rows:
-        cells.setdefault(row["cell_key"], []).append(row)
-    labels = short_labels({key: members[0] for key, members in cells.items()}, _shown)
-    out = []
-    for key, members in cells.items():
-        cell: dict[str, Any] = {
-            "cell_key": key,
-            "cell_label": members[0]["cell_label"],
-            "label": labels[key],
-            "theory": bool(members[0]["theory"]),
-            "n": len(members),
-        }
-        for name in SUMMARY:
-            mean, low, high = mean_ci(_number(r.get(name)) for r in members)
-            cell[f"{name}_mean"], cell[f"{name}_ci_low"], cell[f"{name}_ci_high"] = mean, low, high
-        cell["series"] = {
-            name: mean_series([[m[name] for m in r["rounds"]] for r in members]) for name in SERIES
-        }
-        out.append(cell)
-    return out
+    return summarise_cells(
+        rows,
+        SUMMARY,
+        head=lambda members: {"theory": bool(members[0]["theory"])},
+        tail=lambda members: {
+            "series": {
+                name: mean_series([[m[name] for m in r["rounds"]] for r in members])
+                for name in SERIES
+            }
+        },
+        shown=_shown,
+        number=_number,
+    )
 
 
 def network_measures(store: Any, run_ids: list[str], experiment_id: str) -> dict:

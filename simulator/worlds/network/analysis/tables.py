@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from simulator.analysis.exports import write_batches
+from simulator.analysis.exports import write_listed
 from simulator.analysis.tables import as_json_text, iso
 from simulator.worlds.network.analysis.measures import ROUND_MEASURES
 from simulator.worlds.network.analysis.runs import OpinionRun, TwinBook
@@ -138,11 +138,7 @@ def export_network(
     """Write the three tables to `out_dir` (atomically, as every export does); one entry per
     table: name, path, rows."""
     batches = network_table_batches(store, run_ids, experiment_id)
-    paths, rows = write_batches(batches, NETWORK_TABLES, fmt, out_dir, field)
-    return [
-        {"table": name, "path": str(path), "rows": rows[name]}
-        for name, path in zip(NETWORK_TABLES, paths, strict=True)
-    ]
+    return write_listed(batches, NETWORK_TABLES, fmt, out_dir, field)
 
 
 def prompt_columns(stored: dict | None) -> dict:

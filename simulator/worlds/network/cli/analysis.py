@@ -1,26 +1,24 @@
-"""`llm-sim export` and `llm-sim measures` on an opinion-network target (analysis.py dispatches).
+"""`llm-sim measures` on an opinion-network target (cli/analysis_parts.py).
 
-The commands, their flags and their output shapes stay those of the chat and the grid: files
-listed in a table or as JSON, measures as a mean [95% CI] per cell, `--json` with every run's
-figures. A network adds, per run, its measures round by round and the distance to its theory
-twin (or the command that stores one), since the comparison with the theory is the point.
+The command, its flags and its output shapes stay those of the chat and the grid: measures as a
+mean [95% CI] per cell, `--json` with every run's figures. A network adds, per run, its
+measures round by round and the distance to its theory twin (or the command that stores one),
+since the comparison with the theory is the point.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from simulator.analysis.scope import Scope
+from simulator.cli.analysis_parts import MeasuresRequest, chosen_measures, print_cells, scope_info
 from simulator.cli.context import AppContext
 from simulator.domain.invisible_chars import visible
 from simulator.domain.plural import count, nouns
-from simulator.errors import UserError
-from simulator.worlds.network.analysis import ROUND_MEASURES, SUMMARY, export_network
-from simulator.worlds.network.analysis import network_measures as measure_network
+from simulator.worlds.network.analysis import ROUND_MEASURES, SUMMARY
+from simulator.worlds.network.analysis import world as network_analysis
 
 DEFAULT_NETWORK_MEASURES = (
     "mean_opinion",
@@ -56,50 +54,13 @@ LEGEND = (
 )
 
 
-def scope_info(scope: Scope) -> dict:
-    return {
-        "kind": scope.kind,
-        "id": scope.id,
-        "experiment_id": scope.experiment_id,
-        "world": "network",
-        "conversations": len(scope.conversation_ids),
-    }
-
-
-def export_network_scope(
-    app: AppContext, scope: Scope, fmt: str, output: Path, as_json: bool
-) -> None:
-    """`network_runs`, `network_rounds` and `network_round_measures` files (analysis/network/
-    tables.py has the columns)."""
-    files = export_network(app.store, scope.conversation_ids, scope.experiment_id, fmt, output)
-    if as_json:
-        app.print_json({"scope": scope_info(scope), "format": fmt, "files": files})
-        return
-    table = Table(title=f"Exported network {scope.kind} {scope.id}")
-    table.add_column("table")
-    table.add_column("rows", justify="right")
-    table.add_column("file")
-    for entry in files:
-        table.add_row(entry["table"], str(entry["rows"]), entry["path"])
-    app.console.print(table)
-
-
-def print_network_measures(
-    app: AppContext, scope: Scope, chosen: tuple[str, ...], as_json: bool
-) -> None:
+def print_measures(app: AppContext, scope: Scope, request: MeasuresRequest) -> None:
     """Per run its rounds and its distance to its twin; per cell a mean [95% CI] of the chosen
     SUMMARY measures; --json: every run and cell whole."""
-    names = list(chosen) or list(DEFAULT_NETWORK_MEASURES)
-    unknown = [m for m in names if m not in SUMMARY]
-    if unknown:
-        raise UserError(
-            f"unknown network measure {unknown[0]!r}",
-            field="--measure",
-            fix=f"choose from: {', '.join(SUMMARY)}",
-        )
-    measured = measure_network(app.store, scope.conversation_ids, scope.experiment_id)
-    if as_json:
-        app.print_json({"scope": scope_info(scope), **measured})
+    names = chosen_measures(request.chosen, DEFAULT_NETWORK_MEASURES, list(SUMMARY), "network")
+    measured = network_analysis.measures(app.store, scope)
+    if request.as_json:
+        app.print_json({"scope": scope_info(scope, "network"), **measured})
         return
     runs = measured["runs"]
     if not runs:
@@ -114,16 +75,9 @@ def print_network_measures(
         console.print(f"{len(runs) - RUNS_SHOWN} more runs not shown: --json gives every run.")
     console.print(Text(LEGEND, style="dim"))
     if scope.kind != "conversation":
-        from simulator.cli.commands.analysis import measures_table, print_per_cell
-        from simulator.cli.transcript_view import natural_width
-
         console.print()
         title = f"Network measures of {scope.kind} {scope.id}: mean [95% CI] per cell"
-        table = measures_table(title, measured["cells"], names)
-        if natural_width(console, table) <= console.width:
-            console.print(table)
-        else:  # as the chat measures do: one block per cell rather than squeezed labels
-            print_per_cell(console, title, measured["cells"], names)
+        print_cells(console, title, measured["cells"], names)
 
 
 def _value(value: object) -> str:

@@ -9,10 +9,9 @@ cell's first repetition first) so that every cell of a sweep is seen before any 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from simulator.analysis.report.builder import sweep_status
+from simulator.analysis.report.builder import ReportHead, head_fields, pick_replays
 from simulator.analysis.report.plots import Plot, require_matplotlib
 from simulator.analysis.scope import Scope
 from simulator.memory.analysis.browser import MemoryBrowse, browse_memories
@@ -36,19 +35,9 @@ MEMORY_RUNS = 8  # replayed runs whose memory streams the report shows (each age
 
 
 @dataclass
-class GridReportContext:
+class GridReportContext(ReportHead):
     """What grid_html.render_grid needs; model text stays raw here, escaped when rendered."""
 
-    title: str
-    generated_at: str
-    kind: str
-    target_id: str
-    experiment_id: str
-    experiment: dict
-    sweep: dict | None
-    status: dict
-    measures: list[tuple[str, str]]  # (name, description), as the chat measures table wants
-    cells: list[dict]
     plots: list[Plot]
     replays: list[dict]  # the replay index: one entry per replayed run
     bodies: list[dict]  # one per replay: positions, texts, moves, clusters
@@ -82,7 +71,6 @@ def build_grid_context(
             kept.append((run, analysis))
     chosen = pick_replays(candidates, REPLAY_CAP)
     cells = cell_summaries(rows)
-    experiment = dict(scope.experiment or {})
     first = chosen[0] if chosen else None
     text_note = notes[0] if notes else ""
     plots = [
@@ -104,14 +92,7 @@ def build_grid_context(
         plots.append(grid_plots.projection_plot(projection, run.names, run.id, text_note))
     present = [name for name in SUMMARY if any(c.get(f"{name}_mean") is not None for c in cells)]
     return GridReportContext(
-        title=f"{experiment.get('name', scope.experiment_id)} — {scope.kind} {scope.id}",
-        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        kind=scope.kind,
-        target_id=scope.id,
-        experiment_id=scope.experiment_id,
-        experiment=experiment,
-        sweep=scope.sweep,
-        status=sweep_status(store, scope, docs),
+        **head_fields(store, scope, docs),
         measures=[(name, SUMMARY[name]) for name in present],
         cells=cells,
         plots=plots,
@@ -123,20 +104,6 @@ def build_grid_context(
         runs=len(rows),
         notes=notes,
     )
-
-
-def pick_replays(
-    candidates: dict[str, list[tuple[GridRun, dict]]], cap: int
-) -> list[tuple[GridRun, dict]]:
-    """Round robin over the cells (first-seen order): every cell's first run, then every
-    cell's second, … until `cap` runs."""
-    chosen: list[tuple[GridRun, dict]] = []
-    depth = max((len(runs) for runs in candidates.values()), default=0)
-    for at in range(depth):
-        for runs in candidates.values():
-            if at < len(runs) and len(chosen) < cap:
-                chosen.append(runs[at])
-    return chosen
 
 
 def replay_entry(run: GridRun) -> dict:

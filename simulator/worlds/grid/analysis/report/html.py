@@ -8,23 +8,24 @@ are the chat report's own; the experiment, replay and per-agent sections are the
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 
 from simulator.analysis.report.assets import CSS
 from simulator.analysis.report.html import (
     e,
+    experiment_heading,
     json_for_script,
     key_values,
     measures_section,
+    page,
     plots_section,
+    script_csp,
     set_params,
     sweep_section,
 )
-from simulator.memory.analysis.report_html import memory_section
 from simulator.worlds.grid.analysis.report.assets import GRID_CSS, grid_script
 from simulator.worlds.grid.analysis.report.context import REPLAY_CAP, GridReportContext
+from simulator.worlds.grid.analysis.report.memory_html import memory_section
 from simulator.worlds.grid.domain.rules import MOVES
 
 WORLD_FIELDS = ("width", "height", "torus", "agents", "steps", "radius", "initial_memory")
@@ -33,11 +34,6 @@ HASHTAGS_SHOWN = 20
 
 def render_grid(ctx: GridReportContext) -> str:
     code = grid_script()
-    digest = base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode()
-    csp = (
-        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
-    )
     sections = (
         grid_experiment_section(ctx.experiment),
         sweep_section(ctx),  # type: ignore[arg-type]  (reads sweep, status and kind only)
@@ -51,42 +47,27 @@ def render_grid(ctx: GridReportContext) -> str:
         f'<script type="application/json" id="r-{n}">{json_for_script(body)}</script>'
         for n, body in enumerate(ctx.bodies)
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{e(csp)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{e(ctx.title)}</title>
-<style>{CSS}{GRID_CSS}</style>
-</head>
-<body>
-<header><h1>{e(ctx.title)}</h1>
-<p>Grid experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·
-{e(ctx.runs)} run{"" if ctx.runs == 1 else "s"} ·
-generated {e(ctx.generated_at)} by llm-sim</p></header>
-<nav><a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>
-<a href="#measures">Measures</a><a href="#plots">Plots</a><a href="#replay">Replay</a>
-<a href="#agents">Agents</a>{'<a href="#memory">Memory</a>' if ctx.memories else ""}</nav>
-<main>
-{chr(10).join(sections)}
-</main>
-<script type="application/json" id="grid-data">{json_for_script({"runs": ctx.replays})}</script>
-{bodies}
-<script>{code}</script>
-</body>
-</html>
-"""
+    header = (
+        f"Grid experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)} {e(ctx.target_id)} ·\n"
+        f"{e(ctx.runs)} run{'' if ctx.runs == 1 else 's'} ·\n"
+        f"generated {e(ctx.generated_at)} by llm-sim"
+    )
+    nav = (
+        '<a href="#experiment">Experiment</a><a href="#sweep">Plan and status</a>\n'
+        '<a href="#measures">Measures</a><a href="#plots">Plots</a><a href="#replay">Replay</a>\n'
+        '<a href="#agents">Agents</a>' + ('<a href="#memory">Memory</a>' if ctx.memories else "")
+    )
+    replays = json_for_script({"runs": ctx.replays})
+    tail = (
+        f'<script type="application/json" id="grid-data">{replays}</script>\n'
+        f"{bodies}\n<script>{code}</script>"
+    )
+    return page(ctx.title, script_csp(code), CSS + GRID_CSS, header, nav, "\n".join(sections), tail)
 
 
 def grid_experiment_section(exp: dict) -> str:
     world = exp.get("world") or {}
-    parts = [
-        '<section id="experiment"><h2>Experiment</h2>',
-        f"<p><strong>{e(exp.get('name'))}</strong> <span class=muted>(grid world)</span></p>",
-    ]
-    if exp.get("note"):
-        parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    parts = experiment_heading(exp, "grid world")
     shown = {name: world.get(name) for name in WORLD_FIELDS if name in world}
     if world.get("positions") is not None:
         shown["positions"] = world["positions"]

@@ -10,15 +10,14 @@ default the last) for the run and its twin. A scope of theory runs only draws th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from simulator.analysis.report.builder import sweep_status
+from simulator.analysis.report.builder import ReportHead, head_fields, pick_replays
 from simulator.analysis.report.plots import Plot, require_matplotlib
 from simulator.analysis.scope import Scope
 from simulator.domain.ids import content_hash
+from simulator.domain.plural import count
 from simulator.errors import UserError
-from simulator.worlds.grid.analysis.report.context import pick_replays
 from simulator.worlds.network.analysis.report import plots
 from simulator.worlds.network.analysis.runs import OpinionRun, TwinBook
 from simulator.worlds.network.analysis.summary import SUMMARY, analyse_run, analysed, cell_summaries
@@ -28,19 +27,9 @@ RUN_CAP = 20  # runs drawn in one report: each brings three figures
 
 
 @dataclass
-class NetworkReportContext:
+class NetworkReportContext(ReportHead):
     """What network_html.render_network needs; model text stays raw, escaped when rendered."""
 
-    title: str
-    generated_at: str
-    kind: str
-    target_id: str
-    experiment_id: str
-    experiment: dict
-    sweep: dict | None
-    status: dict
-    measures: list[tuple[str, str]]  # (name, description): the per-cell table's columns
-    cells: list[dict]
     runs: list[dict]  # every run's summary (summary.analyse_run), scope order
     pairs: list[dict]  # the drawn runs, each beside its twin
     plots: list[Plot] = field(default_factory=list)  # per-cell series
@@ -51,6 +40,11 @@ class NetworkReportContext:
     def transcripts(self) -> dict:
         """The chat context's name for what the page lets one read (the CLI counts these)."""
         return {"conversations": self.pairs}
+
+    def shown(self) -> str:
+        """Runs drawn, most beside their theory twin."""
+        twins = sum(1 for pair in self.pairs if pair["twin"])
+        return f"{count(len(self.pairs), 'run')} drawn, {twins} beside a theory twin"
 
 
 def check_round(round_index: int | None, runs: list[dict]) -> None:
@@ -88,17 +82,9 @@ def build_network_context(
         for n, (run, row) in enumerate(chosen)  # type: ignore[misc]
     ]
     cells = cell_summaries(rows)
-    experiment = dict(scope.experiment or {})
     present = [name for name in SUMMARY if any(c.get(f"{name}_mean") is not None for c in cells)]
     return NetworkReportContext(
-        title=f"{experiment.get('name', scope.experiment_id)} — {scope.kind} {scope.id}",
-        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        kind=scope.kind,
-        target_id=scope.id,
-        experiment_id=scope.experiment_id,
-        experiment=experiment,
-        sweep=scope.sweep,
-        status=sweep_status(store, scope, [{"status": r["status"]} for r in rows]),
+        **head_fields(store, scope, [{"status": r["status"]} for r in rows]),
         measures=[(name, SUMMARY[name]) for name in present],
         cells=cells,
         runs=rows,

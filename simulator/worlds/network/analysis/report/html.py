@@ -14,10 +14,12 @@ import json
 from simulator.analysis.report.assets import CSS
 from simulator.analysis.report.html import (
     e,
+    experiment_heading,
     fmt,
     json_for_script,
     key_values,
     measures_section,
+    page,
     plots_section,
     set_params,
     sweep_section,
@@ -59,30 +61,20 @@ def render_network(ctx: NetworkReportContext) -> str:
         plots_section(ctx),  # type: ignore[arg-type]
     )
     data = {"round": ctx.round_index, "runs": [_pair_data(p) for p in ctx.pairs]}
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{e(CSP)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{e(ctx.title)}</title>
-<style>{CSS}{NETWORK_CSS}</style>
-</head>
-<body>
-<header><h1>{e(ctx.title)}</h1>
-<p>Opinion-network experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)}
-{e(ctx.target_id)} · {len(ctx.runs)} run{"" if len(ctx.runs) == 1 else "s"} ·
-generated {e(ctx.generated_at)} by llm-sim</p></header>
-<nav><a href="#compare">Model and theory</a><a href="#experiment">Experiment</a>
-<a href="#sweep">Plan and status</a><a href="#runs">Runs</a><a href="#measures">Measures</a>
-<a href="#plots">Plots</a></nav>
-<main>
-{chr(10).join(sections)}
-</main>
-<script type="application/json" id="network-data">{json_for_script(data)}</script>
-</body>
-</html>
-"""
+    runs = len(ctx.runs)
+    header = (
+        f"Opinion-network experiment {e(ctx.experiment_id)} · report on {e(ctx.kind)}\n"
+        f"{e(ctx.target_id)} · {runs} run{'' if runs == 1 else 's'} ·\n"
+        f"generated {e(ctx.generated_at)} by llm-sim"
+    )
+    nav = (
+        '<a href="#compare">Model and theory</a><a href="#experiment">Experiment</a>\n'
+        '<a href="#sweep">Plan and status</a><a href="#runs">Runs</a>'
+        '<a href="#measures">Measures</a>\n'
+        '<a href="#plots">Plots</a>'
+    )
+    tail = f'<script type="application/json" id="network-data">{json_for_script(data)}</script>'
+    return page(ctx.title, CSP, CSS + NETWORK_CSS, header, nav, "\n".join(sections), tail)
 
 
 def _pair_data(pair: dict) -> dict:
@@ -93,12 +85,7 @@ def _pair_data(pair: dict) -> dict:
 
 def network_experiment_section(exp: dict) -> str:
     network = exp.get("network") or {}
-    parts = [
-        '<section id="experiment"><h2>Experiment</h2>',
-        f"<p><strong>{e(exp.get('name'))}</strong> <span class=muted>(opinion network)</span></p>",
-    ]
-    if exp.get("note"):
-        parts.append(f'<p class="pre muted">{e(exp["note"])}</p>')
+    parts = experiment_heading(exp, "opinion network")
     shown = {k: v for k, v in network.items() if k != "theory"}
     parts.append("<h3>Network</h3>" + key_values(shown))
     if network.get("theory"):

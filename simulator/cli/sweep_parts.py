@@ -25,7 +25,7 @@ from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_parts import sweep_part
-from simulator.services.sweeps import validate_sweep
+from simulator.services.sweeps import Plan, validate_sweep
 from simulator.worlds import has_part, names, part, row
 
 COMMON = ("name", "repetitions", "llms", "seed")  # the flags every world's sweep takes
@@ -48,6 +48,15 @@ class SweepOptions(Protocol):
 
 def sweep_options(kind: str) -> SweepOptions:
     return part(kind, "cli.sweep_options")  # type: ignore[return-value]
+
+
+def plan_lines(kind: str, plan: Plan) -> list[str]:
+    """What the world prints of a plan after its sample cell (its own `plan_lines(plan)`; none
+    by default)."""
+    if not has_part(kind, "cli.sweep_options"):
+        return []
+    own = getattr(sweep_options(kind), "plan_lines", None)
+    return own(plan) if own is not None else []
 
 
 def given(value: object) -> bool:

@@ -71,8 +71,9 @@ class CellSweepPart(SweepPart, Protocol):
     """A sweep of cells x seeds, each run one of the world's single runs
     (services/world_sweeps.py plans and stores it)."""
 
-    def planned_runs(self, view: ExperimentView, spec: Any, owner: str) -> list[PlannedRun]:
-        """Every planned run, cell by cell (domain/world_sweep.expand_cells)."""
+    def expand(self, spec: Any, experiment: Any, version: str, owner: str) -> list[PlannedRun]:
+        """Every planned run, cell by cell (domain/world_sweep.expand_cells), keyed by the
+        experiment's `version` and the `owner`."""
 
     def build_run(self, view: ExperimentView, cell: Any, seed: int | None) -> Any:
         """The run spec of one run of `cell` (with `calls` and `defaults_applied`, as

@@ -59,7 +59,7 @@ def plan(store: Store, view: ExperimentView, spec: Any, owner: str) -> Plan:
     """What the sweep will run, without writing anything: every cell is built once first (with
     the first seed), so a cell that cannot run is refused before anything is stored."""
     part = _part(view)
-    planned = part.planned_runs(view, spec, owner)
+    planned = part.expand(spec, view.experiment, view.version, owner)
     first_seed = spec.run_seeds()[0]
     built: dict[str, Any] = {}
     notes: dict[str, None] = {}

@@ -78,7 +78,7 @@ def create_cmd(
         app.print_json(plan.as_dict())
         return
     if not as_json:
-        print_plan(app, plan)
+        print_plan(app, plan, view.kind)
     note = service.embedded_scale_note(app.store, plan.conversations)
     if note:
         app.err.print(note, markup=False, highlight=False)

@@ -13,6 +13,8 @@ from simulator.errors import UserError
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as service
 from simulator.services.experiments import ExperimentView
+from simulator.services.sweeps import Plan
+from simulator.worlds.chat.cli.switches import switch_lines
 from simulator.worlds.chat.domain.profile import PROFILE_NAMES, profile_switches
 from simulator.worlds.chat.domain.spec import SPEAKER_METHODS, ReplyCleaning, SpeakerFormat
 
@@ -138,3 +140,10 @@ def spec_data(view: ExperimentView | None, data: dict, flags: dict) -> dict:
             "--fork-from CONV_ID --fork-at D:I, takes them from the conversation it forks)",
         )
     return data
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """The chat switches every conversation of the plan runs with, when not at their defaults."""
+    if not plan.switches:
+        return []
+    return switch_lines(plan.switches["reply_cleaning"], plan.switches["speaker_format"])

@@ -12,17 +12,14 @@ from simulator.domain.world_sweep import PlannedRun
 from simulator.services import world_sweeps
 from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_parts import RunStored
-from simulator.services.sweeps import Plan, validate_sweep
+from simulator.services.sweeps import Plan
 from simulator.store.store import Store
 from simulator.worlds.grid.domain.experiment import GridExperiment, GridSpec
-from simulator.worlds.grid.domain.sweep import GridCell, GridSweepSpec, cell_memory, expand
+from simulator.worlds.grid.domain.sweep import GridCell, GridSweepSpec, cell_memory
+from simulator.worlds.grid.domain.sweep import expand as expand  # the part's expansion
 from simulator.worlds.grid.services import runs as grid_runs
 
 Spec = GridSweepSpec
-
-
-def validate_spec(data: dict, source: str | None = None) -> GridSweepSpec:
-    return validate_sweep(GridSweepSpec, data, source)
 
 
 def build_run(view: ExperimentView, cell: GridCell, seed: int | None) -> GridSpec:
@@ -42,12 +39,6 @@ def build_run(view: ExperimentView, cell: GridCell, seed: int | None) -> GridSpe
         seed=seed,
         world={"agents": cell.agents, "steps": cell.steps, "radius": cell.radius},
     )
-
-
-def planned_runs(view: ExperimentView, spec: GridSweepSpec, owner: str) -> list[PlannedRun]:
-    experiment = view.experiment
-    assert isinstance(experiment, GridExperiment)
-    return expand(spec, experiment, view.version, owner)
 
 
 def axes(spec: GridSweepSpec) -> list[str]:

@@ -12,8 +12,9 @@ from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_parts import RunStored
 from simulator.services.sweeps import Plan, validate_sweep
 from simulator.store.store import Store
-from simulator.worlds.network.domain.experiment import NetworkExperiment, NetworkSpec
-from simulator.worlds.network.domain.sweep import NetworkCell, NetworkSweepSpec, expand
+from simulator.worlds.network.domain.experiment import NetworkSpec
+from simulator.worlds.network.domain.sweep import NetworkCell, NetworkSweepSpec
+from simulator.worlds.network.domain.sweep import expand as expand  # the part's expansion
 from simulator.worlds.network.services import runs as network_runs
 
 Spec = NetworkSweepSpec
@@ -37,12 +38,6 @@ def build_run(view: ExperimentView, cell: NetworkCell, seed: int | None) -> Netw
 def cell_spec(view: ExperimentView, cell: NetworkCell, seed: int | None) -> NetworkSpec:
     """The NetworkSpec of one run; a cell that cannot run is one UserError naming it."""
     return world_sweeps.cell_run(build_run, view, cell, seed)
-
-
-def planned_runs(view: ExperimentView, spec: NetworkSweepSpec, owner: str) -> list[PlannedRun]:
-    experiment = view.experiment
-    assert isinstance(experiment, NetworkExperiment)
-    return expand(spec, experiment, view.version, owner)
 
 
 def axes(spec: NetworkSweepSpec) -> list[str]:

@@ -137,6 +137,10 @@ WORLD_OPTION = click.Option(
 
 def add_world_options(command: click.Command, before: str) -> None:
     """Give `command` every world's flags and -W/--world, in front of the option `before`."""
+    own = {p.name for p in command.params}
+    clash = [p.name for p in world_flags().params if p.name in own]
+    if clash:
+        raise ValueError(f"a world's sweep flags {clash} are flags every sweep takes already")
     at = next(i for i, p in enumerate(command.params) if p.name == before)
     command.params[at:at] = [*world_flags().params, WORLD_OPTION]
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from simulator.cli.context import AppContext
+from simulator.cli.sweep_parts import plan_lines
 from simulator.domain.plural import count
 from simulator.services import sweeps as service
-from simulator.worlds.chat.cli.switches import switch_lines
 
 
-def print_plan(app: AppContext, plan: service.Plan) -> None:
+def print_plan(app: AppContext, plan: service.Plan, kind: str) -> None:
     """The plan once: how its cells came about and its size, what it will cost, a sample cell,
-    and the defaults it applied."""
+    what the world says of it (a chat's switches), and the defaults it applied."""
     conversations = count(plan.conversations, "conversation", thousands=True)
     size = f"{count(plan.cells, 'cell', thousands=True)}, {conversations}"
     if not plan.breakdown:
@@ -28,8 +28,7 @@ def print_plan(app: AppContext, plan: service.Plan) -> None:
         highlight=False,
     )
     app.console.print(f"sample cell: {plan.sample.label()}", markup=False, highlight=False)
-    if plan.switches:
-        for line in switch_lines(plan.switches["reply_cleaning"], plan.switches["speaker_format"]):
-            app.console.print(line, markup=False, highlight=False)
+    for line in plan_lines(kind, plan):
+        app.console.print(line, markup=False, highlight=False)
     for note in plan.defaults_applied:
         app.console.print(f"default: {note}", markup=False, highlight=False)

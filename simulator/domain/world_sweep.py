@@ -11,7 +11,7 @@ from typing import Annotated, Any, Protocol
 from pydantic import BaseModel, Field
 
 from simulator.domain.ids import content_hash
-from simulator.domain.limits import MAX_SEED
+from simulator.domain.limits import MAX_SEED, MAX_SWEEP_CONVERSATIONS
 
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
@@ -32,6 +32,24 @@ class SweepSeeds(BaseModel):
                 "seeds lists the seed of every run: leave repetitions and seed out with it "
                 "(or drop seeds and give seed and repetitions)"
             )
+
+    def check_sweep(self, axes: Iterable[str]) -> None:
+        """Each axis lists each value once, the seeds are consistent, and the sweep is not
+        larger than a sweep may be (with the experiment's one model when it lists none)."""
+        for axis in axes:
+            values = getattr(self, axis)
+            if len(set(values)) != len(values):
+                raise ValueError(f"{axis} lists a value twice; list each once")
+        self.check_seeds()
+        size = self.size(1)
+        if size > MAX_SWEEP_CONVERSATIONS:
+            raise ValueError(
+                f"the sweep expands to {size:,} runs, more than {MAX_SWEEP_CONVERSATIONS:,}"
+            )
+
+    def size(self, llms: int) -> int:
+        """Runs of the sweep when the experiment gives `llms` models and the sweep lists none."""
+        raise NotImplementedError
 
     def runs_per_cell(self) -> int:
         return len(self.seeds) or self.repetitions

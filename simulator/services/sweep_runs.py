@@ -1,8 +1,9 @@
-"""The sweep runner wired to services: each claimed document runs as the kind it is.
+"""The sweep runner wired to services: each claimed document runs as its world runs it.
 
 The engine's runner (engine/sweep_runner.py) claims, leases, heartbeats and counts; what one
-run is (a group chat, a grid, an opinion network or its theory) is decided here, from the
-document's `kind`, with the sweep's experiment snapshot parsed once.
+run is (a group chat, a grid, an opinion network or its theory) is the world's
+(services/sweep_parts.SweepPart.runner), read from the sweep's experiment snapshot, which is
+parsed once.
 """
 
 from __future__ import annotations
@@ -11,60 +12,25 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from simulator.domain.experiment import Experiment
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
 from simulator.llm.access import LLMAccess
+from simulator.services.sweep_parts import sweep_part
 from simulator.store.store import Store
-from simulator.worlds.chat.services import runs as conversations
-from simulator.worlds.grid.domain.experiment import GridExperiment, is_grid
-from simulator.worlds.grid.services import runs as grid_runs
-from simulator.worlds.network.domain.experiment import is_network
-from simulator.worlds.network.services import runs as network_runs
+from simulator.worlds import kind_of
 
 
 def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
     """What runs one claimed document of this sweep."""
     snapshot = store.sweeps.get(sweep_id)["experiment"]
-    grid = GridExperiment.from_stored(snapshot) if is_grid(snapshot) else None
-    plain = grid is None and not is_network(snapshot)
-    chat = Experiment.from_stored(snapshot) if plain else None
+    run_stored = sweep_part(kind_of(snapshot)).runner(snapshot)
 
     async def run_one(
         doc: dict, stop: asyncio.Event, on_call: Callable[[dict], None], lease_owner: str
     ) -> str:
-        if is_network(doc):
-            outcome = await network_runs.run(
-                store,
-                doc["_id"],
-                llms,
-                stop=stop,
-                on_call=on_call,
-                lease_owner=lease_owner,
-                doc=doc,
-            )
-        elif is_grid(doc):
-            outcome = await grid_runs.run(
-                store,
-                doc["_id"],
-                llms,
-                stop=stop,
-                experiment=grid,
-                on_call=on_call,
-                lease_owner=lease_owner,
-                doc=doc,
-            )
-        else:
-            outcome = await conversations.run(
-                store,
-                doc["_id"],
-                llms,
-                stop=stop,
-                experiment=chat,
-                on_call=on_call,
-                lease_owner=lease_owner,
-                doc=doc,
-            )
+        outcome = await run_stored(
+            store, doc["_id"], llms, stop=stop, on_call=on_call, lease_owner=lease_owner, doc=doc
+        )
         return outcome.status
 
     return run_one
@@ -72,7 +38,7 @@ def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
 
 @dataclass
 class SweepRunner(EngineSweepRunner):
-    """`SweepRunner(store, sweep_id, llms, …)` with the run function of this sweep's kind."""
+    """`SweepRunner(store, sweep_id, llms, …)` with the run function of this sweep's world."""
 
     def __post_init__(self) -> None:
         if self.run_one is None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import (
@@ -31,6 +32,8 @@ from simulator.services.sweep_documents import (
 )
 from simulator.store.counting import is_server_collection
 from simulator.store.store import Store
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -66,11 +69,17 @@ class Plan:
         }
 
 
-def validate_spec(data: dict, source: str | None = None) -> SweepSpec:
+def validate_sweep(model: type[M], data: dict, source: str | None = None) -> M:
+    """A world's sweep model from a sweep file's mapping (the flags over it); a UserError
+    naming the field."""
     try:
-        return SweepSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise validation_to_user_error(exc, "sweep", source=source, marks={}) from None
+
+
+def validate_spec(data: dict, source: str | None = None) -> SweepSpec:
+    return validate_sweep(SweepSpec, data, source)
 
 
 def expanded(

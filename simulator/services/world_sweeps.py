@@ -1,19 +1,22 @@
-"""What grid and network sweeps share: the sweep document and its runs, stored idempotently.
+"""Sweeps of cells x seeds, each run one of a world's single runs: the plan, the sweep document
+and its runs, stored idempotently (services/sweep_parts.CellSweepPart says what differs).
 
-A world sweep is stored like a chat sweep (`sweeps`, with its `kind`) and its runs like
+Such a sweep is stored like a chat sweep (`sweeps`, with its `kind`) and its runs like
 conversations (`conversations`, with the same `kind`), so claiming, leases, heartbeats,
 resume, status and progress are the chat sweeps' own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from simulator.domain.ids import content_hash
+from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
+from simulator.services.sweep_parts import CellSweepPart, calls_at_least, plan_notes, sweep_part
 from simulator.services.sweeps import Plan
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.store import Store
@@ -22,6 +25,80 @@ from simulator.store.store import Store
 def sweep_key(view: ExperimentView, spec: BaseModel, owner: str) -> str:
     identity = {"v": view.version, "spec": spec.model_dump(mode="json"), "owner": owner}
     return "s_" + content_hash(identity, 20)
+
+
+def cell_run(
+    build_run: Callable[[ExperimentView, Any, int | None], Any],
+    view: ExperimentView,
+    cell: Any,
+    seed: int | None,
+) -> Any:
+    """The run spec of one run of `cell`; a cell that cannot run is one UserError naming it."""
+    try:
+        return build_run(view, cell, seed)
+    except UserError as exc:
+        raise UserError(
+            f"the cell {cell.label()} cannot run: {exc.message}", field="sweep", fix=exc.fix
+        ) from None
+
+
+def axes(spec: Any, named: Sequence[tuple[str, Sequence[Any]]]) -> list[str]:
+    """The breakdown of the axes a sweep varies (`name: v1, v2`), then its repetitions when it
+    lists no seeds."""
+    described = [f"{name}: {', '.join(str(v) for v in values)}" for name, values in named if values]
+    if not spec.seeds:
+        described.append(f"repetitions: {spec.repetitions}")
+    return described
+
+
+def _part(view: ExperimentView) -> CellSweepPart:
+    return sweep_part(view.kind)  # type: ignore[return-value]
+
+
+def plan(store: Store, view: ExperimentView, spec: Any, owner: str) -> Plan:
+    """What the sweep will run, without writing anything: every cell is built once first (with
+    the first seed), so a cell that cannot run is refused before anything is stored."""
+    part = _part(view)
+    planned = part.expand(spec, view.experiment, view.version, owner)
+    first_seed = spec.run_seeds()[0]
+    built: dict[str, Any] = {}
+    notes: dict[str, None] = {}
+    for p in planned:
+        if p.cell_key not in built:
+            run = built[p.cell_key] = cell_run(part.build_run, view, p.cell, first_seed)
+            notes.update(dict.fromkeys(plan_notes(part, run)))
+    stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
+    kind = view.kind
+    return Plan(
+        len(built),
+        len(planned),
+        sum(built[p.cell_key].calls for p in planned),
+        len(stored),
+        planned[0].cell,
+        planned,  # type: ignore[arg-type]
+        list(notes),
+        f"{kind} sweep; " + "; ".join(part.axes(spec)),
+        stored,
+        calls_at_least=any(calls_at_least(part, run) for run in built.values()),
+    )
+
+
+def create(
+    store: Store,
+    view: ExperimentView,
+    spec: Any,
+    user: str,
+    prepared: Plan | None = None,
+) -> tuple[dict, int]:
+    """Create the sweep (or find the identical one) and store every run not yet stored."""
+    part = _part(view)
+    the_plan = prepared if prepared is not None else part.plan(store, view, spec, user)
+    built: dict[str, Any] = {}
+
+    def run_document(planned: Any, fields: dict) -> dict:
+        return part.run_document(view, planned, user, built) | fields
+
+    return store_sweep(store, view, spec, user, the_plan, view.kind, run_document)
 
 
 def store_sweep(

@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import sys
-from typing import get_args
 
 import click
 
-from simulator.cli.commands.sweep_options import fork_header, fork_options, json_option, run_options
+from simulator.cli.commands.sweep_options import fork_header, json_option, run_options
 from simulator.cli.context import AppContext
 from simulator.cli.params import SEED
 from simulator.cli.sweep_display import print_plan
+from simulator.cli.sweep_parts import (
+    FORK,
+    WorldOptionsCommand,
+    add_world_options,
+    apply_world_values,
+    sweep_spec,
+    takes,
+)
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.plural import count
-from simulator.domain.sweep import SweepSpec
-from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
-from simulator.services import fork_sweeps
 from simulator.services import sweeps as service
-from simulator.worlds.chat.domain.profile import PROFILE_NAMES, profile_switches
-from simulator.worlds.chat.domain.spec import SPEAKER_METHODS, ReplyCleaning, SpeakerFormat
-from simulator.worlds.grid.cli.sweep_options import (
-    grid_sweep_options,
-    grid_sweep_spec,
-    refuse_grid_sweep_flags,
-)
-from simulator.worlds.grid.services import sweeps as grid_sweeps
-from simulator.worlds.network.cli.sweep_options import network_sweep_spec
-from simulator.worlds.network.services import sweeps as network_sweeps
+from simulator.services.sweep_parts import sweep_part
 
 
 @click.group()
@@ -36,94 +31,23 @@ def sweep() -> None:
     """Batches of conversations over every combination asked for."""
 
 
-@sweep.command("create")
+@sweep.command("create", cls=WorldOptionsCommand)
 @click.argument("experiment_id")
 @click.argument("file", required=False, type=click.STRING)  # checked by the YAML reader
 @click.option("--name", help="A name to find the sweep by (default: sweep).")
-@click.option("--repetitions", type=int, help="Conversations per cell.")
-@click.option("--llm", "llms", multiple=True, help="One model per conversation; repeatable.")
-@click.option(
-    "--manager-llm", help="Model that picks speakers for --speaker auto (default: the agents')."
-)
-@click.option(
-    "--summarizer-llm", help="Model that writes the daily summaries (default: the agents')."
-)
-@click.option(
-    "--messages",
-    "total_messages",
-    type=int,
-    help="Total messages of each conversation: agent turns, or with --message-counting "
-    "reference as the reference tool counted them.",
-)
-@click.option(
-    "--message-counting",
-    type=click.Choice(["agent_turns", "reference"]),
-    help="reference: count as the reference tool did (the day's opening is one of the "
-    "messages, so 20 gives 19 agent turns; odd totals allowed).",
-)
-@click.option(
-    "--allow-repeat-speaker",
-    is_flag=True,
-    default=None,
-    help="Let auto / manual pick the agent who just spoke (the reference never did).",
-)
-@click.option(
-    "--profile",
-    type=click.Choice(PROFILE_NAMES),
-    help="A set of the chat switches: reference = --reply-cleaning none --speaker-format "
-    "name_field (as the reference tool ran a chat); over the file, under the two flags.",
-)
-@click.option(
-    "--reply-cleaning",
-    type=click.Choice(get_args(ReplyCleaning)),
-    help="What each reply's clean text leaves out (default speakers; none keeps it whole).",
-)
-@click.option(
-    "--speaker-format",
-    type=click.Choice(get_args(SpeakerFormat)),
-    help="How other speakers' turns reach a model (default prefix; name_field: one message "
-    "each, the speaker in the message's name field).",
-)
-@click.option("--days", type=int, help="Days the messages are split over (default 1).")
-@click.option(
-    "--every-day-count/--exact-days", default=None, help="Try every day count from 1 to --days."
-)
-@click.option(
-    "--agents", metavar="ROLE=N,…", help="Agents per role (the maximum with --every-combination)."
-)
-@click.option(
-    "--every-combination/--fixed-agents",
-    default=None,
-    help="Every agent combination up to the maximum.",
-)
-@click.option(
-    "--speaker",
-    "speakers",
-    multiple=True,
-    type=click.Choice([m for m in SPEAKER_METHODS if m != "manual"]),
-    help="A speaker method to try (default round_robin); repeatable.",
-)
-@click.option(
-    "--variant",
-    "variants",
-    multiple=True,
-    metavar="SECTION=NAME,…|all",
-    help="e.g. 'Guard/Personality=all'.",
-)
+@click.option("--repetitions", type=int, help="Runs per cell.")
+@click.option("--llm", "llms", multiple=True, help="One model per run; repeatable.")
 @click.option(
     "--seed",
     type=SEED,
-    help="Sweep seed: each conversation's seed is derived from it, its cell and its repetition "
-    "(default: none, not reproducible).",
+    help="Sweep seed: each run's seed is derived from it (default: none, not reproducible).",
 )
-@fork_options
-@grid_sweep_options
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
 @click.option("--yes", is_flag=True, help="Create without asking.")
 @json_option
-@click.pass_obj
+@click.pass_context
 def create_cmd(
-    app: AppContext,
+    ctx: click.Context,
     experiment_id: str,
     file: str | None,
     as_json: bool,
@@ -133,38 +57,28 @@ def create_cmd(
 ) -> None:
     """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file.
 
-    A fork sweep (--fork-from CONV_ID --fork-at DAY:INDEX, or fork: in FILE) branches a stored
-    chat of EXPERIMENT_ID at one message: its agents, messages and days are the parent's."""
+    Each world takes its own flags (listed below by world); -W KEY=VALUE gives any of them by
+    name. A fork sweep (--fork-from CONV_ID --fork-at DAY:INDEX, or fork: in FILE) branches a
+    stored chat of EXPERIMENT_ID at one message: its agents, messages and days are the
+    parent's."""
+    app: AppContext = ctx.obj
     view = exp_service.get(app.store, experiment_id, app.user)
-    fork = {k: flags.pop(k) for k in ("fork_from", "fork_at", "fork_edit")}
-    if (view.kind == "network" or view.kind == "grid") and any(
-        v is not None for v in fork.values()
-    ):
+    apply_world_values(flags, ctx)
+    if not takes(view.kind, FORK) and any(flags.get(k) is not None for k in FORK):
         raise UserError(
-            f"{experiment_id} is a {'network' if view.kind == 'network' else 'grid'} experiment; "
+            f"{experiment_id} is a {view.kind} experiment; "
             "fork sweeps branch a stored chat conversation at one message",
             field="--fork-from",
             fix="give the chat experiment of the conversation to fork",
         )
-    if view.kind == "network":
-        spec = network_sweep_spec(file, flags)
-        plan = network_sweeps.plan(app.store, view, spec, app.user)
-        creator = network_sweeps.create
-    elif view.kind == "grid":
-        spec = grid_sweep_spec(file, flags)
-        plan = grid_sweeps.plan(app.store, view, spec, app.user)
-        creator = grid_sweeps.create
-    else:
-        refuse_grid_sweep_flags(flags)
-        spec = _spec_from(view, file, flags, fork)
-        kind = fork_sweeps if spec.fork is not None else service
-        plan = kind.plan(app.store, view, spec, app.user)
-        creator = kind.create
+    spec = sweep_spec(view.kind, file, flags, view)
+    part = sweep_part(view.kind)
+    plan = part.plan(app.store, view, spec, app.user)
     if as_json and dry_run:
         app.print_json(plan.as_dict())
         return
     if not as_json:
-        print_plan(app, plan)
+        print_plan(app, plan, view.kind)
     note = service.embedded_scale_note(app.store, plan.conversations)
     if note:
         app.err.print(note, markup=False, highlight=False)
@@ -178,7 +92,7 @@ def create_cmd(
     ):
         app.console.print("Nothing created.")
         return
-    doc, added = creator(app.store, view, spec, app.user, plan)
+    doc, added = part.create(app.store, view, spec, app.user, plan)
     if as_json:
         app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
     else:
@@ -188,52 +102,7 @@ def create_cmd(
         )
 
 
-def _spec_from(view, file: str | None, flags: dict, fork: dict) -> SweepSpec:
-    data: dict = {}
-    if file is not None:
-        data = load_model(file, SweepSpec, "sweep").model_dump(mode="json", exclude_unset=True)
-    overrides = {
-        "name": flags["name"],
-        "repetitions": flags["repetitions"],
-        "llms": list(flags["llms"]) or None,
-        "manager_llm": flags["manager_llm"],
-        "summarizer_llm": flags["summarizer_llm"],
-        "total_messages": flags["total_messages"],
-        "message_counting": flags["message_counting"],
-        "allow_repeat_speaker": flags["allow_repeat_speaker"],
-        "days": flags["days"],
-        "every_day_count": flags["every_day_count"],
-        "every_agent_combination": flags["every_combination"],
-        "speaker_methods": list(flags["speakers"]) or None,
-        "seed": flags["seed"],
-        "reply_cleaning": flags["reply_cleaning"],
-        "speaker_format": flags["speaker_format"],
-    }
-    if flags["profile"] is not None:  # over the file's switches, under the two flags
-        data.update(profile_switches(flags["profile"]))
-    if flags["agents"]:
-        overrides["agents"] = exp_service.parse_counts(
-            flags["agents"], view.experiment, field="--agents"
-        )
-    if flags["variants"]:
-        overrides["variants"] = service.parse_variant_flags(flags["variants"])
-    if overrides["llms"] and data.get("llm_assignments"):
-        data.pop("llm_assignments")
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    named = {"from": fork["fork_from"], "at": fork["fork_at"], "edit": fork["fork_edit"]}
-    if any(v is not None for v in named.values()):  # the flags win over the file's fork:
-        data["fork"] = {
-            **(data.get("fork") or {}),
-            **{k: v for k, v in named.items() if v is not None},
-        }
-    if ("total_messages" not in data or "agents" not in data) and not data.get("fork"):
-        raise UserError(
-            "a sweep needs total messages and agents per role",
-            field="sweep",
-            fix="give a sweep file or --messages N --agents ROLE=N,… (a fork sweep, "
-            "--fork-from CONV_ID --fork-at D:I, takes them from the conversation it forks)",
-        )
-    return service.validate_spec(data, source=str(file) if file else None)
+add_world_options(create_cmd, before="dry_run")
 
 
 def _runner_command(name: str, verb: str, doc: str) -> None:

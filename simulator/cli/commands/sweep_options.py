@@ -27,23 +27,23 @@ def pools_header(verb: str, sweep_id: str, concurrency: int, sizes: dict[str, in
     )
 
 
-def fork_options(f):
-    """`sweep create`'s fork flags: they win over the sweep file's `fork:` block."""
-    f = click.option(
-        "--fork-edit",
-        metavar="TEXT",
-        help="The researcher's text in place of the message at the fork point.",
-    )(f)
-    f = click.option(
-        "--fork-at",
-        metavar="DAY:INDEX",
-        help="The first message the branches do not share, as `conversation show` prints it.",
-    )(f)
-    return click.option(
-        "--fork-from",
+FORK_OPTIONS = (  # a world whose sweeps fork a stored run lists these among its own
+    click.Option(
+        ["--fork-from"],
         metavar="CONV_ID",
         help="Fork sweep: every conversation branches this stored chat (its experiment's).",
-    )(f)
+    ),
+    click.Option(
+        ["--fork-at"],
+        metavar="DAY:INDEX",
+        help="The first message the branches do not share, as `conversation show` prints it.",
+    ),
+    click.Option(
+        ["--fork-edit"],
+        metavar="TEXT",
+        help="The researcher's text in place of the message at the fork point.",
+    ),
+)
 
 
 def fork_header(sweep: dict) -> list[str]:

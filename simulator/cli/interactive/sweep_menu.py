@@ -143,7 +143,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
         }
     )
     plan = service.plan(app.store, view, spec, app.user)
-    print_plan(app, plan)
+    print_plan(app, plan, view.kind)
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
     if not ask.confirm(

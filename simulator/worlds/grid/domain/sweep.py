@@ -23,7 +23,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, model_serializer, model_validator
 
 from simulator.domain.experiment import Name
-from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 from simulator.memory.domain.settings import ABLATIONS, MemoryKind, MemorySettings
 from simulator.worlds.grid.domain.experiment import (
@@ -71,16 +70,7 @@ class GridSweepSpec(SweepSeeds):
 
     @model_validator(mode="after")
     def _consistent(self) -> GridSweepSpec:
-        for axis in ("llms", "agents", "steps", "radius", "memory"):
-            values = getattr(self, axis)
-            if len(set(values)) != len(values):
-                raise ValueError(f"{axis} lists a value twice; list each once")
-        self.check_seeds()
-        size = self.size(1)
-        if size > MAX_SWEEP_CONVERSATIONS:
-            raise ValueError(
-                f"the sweep expands to {size:,} runs, more than {MAX_SWEEP_CONVERSATIONS:,}"
-            )
+        self.check_sweep(("llms", "agents", "steps", "radius", "memory"))
         return self
 
     @model_serializer(mode="wrap")

@@ -1,42 +1,31 @@
-"""Sweeps of grid experiments: plan and create (idempotent; services/world_sweeps.py stores
-them), then the shared runner runs them."""
+"""Sweeps of grid experiments (services/sweep_parts.py): cells of world sizes, models and memory
+levels x seeds, each run built as `llm-sim run` builds it; services/world_sweeps.py plans and
+stores them, and the sweep runner runs them."""
 
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
+from typing import Any
 
-from pydantic import ValidationError
-
-from simulator.domain.yaml_io import validation_to_user_error
-from simulator.errors import UserError
-from simulator.memory.domain.settings import MemoryKind
+from simulator.domain.world_sweep import PlannedRun
 from simulator.services import world_sweeps
 from simulator.services.experiments import ExperimentView
+from simulator.services.sweep_parts import RunStored
 from simulator.services.sweeps import Plan
 from simulator.store.store import Store
 from simulator.worlds.grid.domain.experiment import GridExperiment, GridSpec
-from simulator.worlds.grid.domain.sweep import (
-    GridCell,
-    GridSweepSpec,
-    calls_per_run,
-    cell_memory,
-    cells,
-    expand,
-)
+from simulator.worlds.grid.domain.sweep import GridCell, GridSweepSpec, cell_memory
+from simulator.worlds.grid.domain.sweep import expand as expand  # the part's expansion
 from simulator.worlds.grid.services import runs as grid_runs
 
-
-def validate_spec(data: dict, source: str | None = None) -> GridSweepSpec:
-    try:
-        return GridSweepSpec.model_validate(data)
-    except ValidationError as exc:
-        raise validation_to_user_error(exc, "sweep", source=source, marks={}) from None
+Spec = GridSweepSpec
 
 
-def _cell_spec(view: ExperimentView, cell: GridCell, seed: int | None) -> GridSpec:
+def build_run(view: ExperimentView, cell: GridCell, seed: int | None) -> GridSpec:
     """The GridSpec of one run, built as `llm-sim run` builds it from the experiment with the
     cell's memory level set over its memory block (so the spec holds the resolved block and
-    its notes); a cell that cannot run is one UserError naming it."""
+    its notes)."""
     if cell.memory is not None:
         experiment = view.experiment
         assert isinstance(experiment, GridExperiment)
@@ -44,70 +33,46 @@ def _cell_spec(view: ExperimentView, cell: GridCell, seed: int | None) -> GridSp
         view = dataclasses.replace(
             view, experiment=experiment.model_copy(update={"memory": memory})
         )
-    try:
-        return grid_runs.build_spec(
-            view,
-            llm=cell.llm,
-            seed=seed,
-            world={"agents": cell.agents, "steps": cell.steps, "radius": cell.radius},
-        )
-    except UserError as exc:
-        raise UserError(
-            f"the cell {cell.label()} cannot run: {exc.message}", field="sweep", fix=exc.fix
-        ) from None
+    return grid_runs.build_spec(
+        view,
+        llm=cell.llm,
+        seed=seed,
+        world={"agents": cell.agents, "steps": cell.steps, "radius": cell.radius},
+    )
+
+
+def axes(spec: GridSweepSpec) -> list[str]:
+    named = (
+        ("llm", spec.llms),
+        ("agents", spec.agents),
+        ("steps", spec.steps),
+        ("radius", spec.radius),
+        ("memory", spec.memory),
+        ("seeds", spec.seeds),
+    )
+    return world_sweeps.axes(spec, named)
+
+
+def run_document(
+    view: ExperimentView, planned: PlannedRun, user: str, built: dict[str, Any]
+) -> dict:
+    """A run's fields with the experiment's snapshot as saved; each run's positions come from
+    its own seed, so each run is built whole."""
+    spec = world_sweeps.cell_run(build_run, view, planned.cell, planned.seed)
+    return grid_runs.run_document(view, spec, user)
 
 
 def plan(store: Store, view: ExperimentView, spec: GridSweepSpec, owner: str) -> Plan:
     """What the sweep will run, without writing anything."""
-    experiment = view.experiment
-    assert isinstance(experiment, GridExperiment)
-    planned = expand(spec, experiment, view.version, owner)
-    notes: dict[str, None] = {}
-    kinds: dict[GridCell, MemoryKind] = {}  # each cell's memory kind decides its calls
-    for cell in cells(spec, experiment):  # every cell can run before anything is stored
-        built = _cell_spec(view, cell, spec.run_seeds()[0])
-        notes.update(dict.fromkeys(built.defaults_applied))
-        kinds[cell] = built.memory.kind
-    stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
-    axes = [
-        f"{name}: {', '.join(str(v) for v in values)}"
-        for name, values in (
-            ("llm", spec.llms),
-            ("agents", spec.agents),
-            ("steps", spec.steps),
-            ("radius", spec.radius),
-            ("memory", spec.memory),
-            ("seeds", spec.seeds),
-        )
-        if values
-    ]
-    if not spec.seeds:
-        axes.append(f"repetitions: {spec.repetitions}")
-    cell_count = len({p.cell_key for p in planned})
-    return Plan(
-        cell_count,
-        len(planned),
-        sum(
-            calls_per_run(p.cell, kinds[p.cell], view.experiment.probe, view.experiment.personality)
-            for p in planned
-        ),
-        len(stored),
-        planned[0].cell,  # type: ignore[arg-type]
-        planned,  # type: ignore[arg-type]
-        list(notes),
-        "grid sweep; " + "; ".join(axes),
-        stored,
-        calls_at_least="stream" in kinds.values(),  # a stream's ratings and reflections
-    )
+    return world_sweeps.plan(store, view, spec, owner)
 
 
 def create(
     store: Store, view: ExperimentView, spec: GridSweepSpec, user: str, prepared: Plan | None = None
 ) -> tuple[dict, int]:
     """Create the sweep (or find the identical one) and store every run not yet stored."""
-    the_plan = prepared if prepared is not None else plan(store, view, spec, user)
+    return world_sweeps.create(store, view, spec, user, prepared)
 
-    def run_document(p, fields: dict) -> dict:  # the experiment's snapshot as saved
-        return grid_runs.run_document(view, _cell_spec(view, p.cell, p.seed), user, fields)
 
-    return world_sweeps.store_sweep(store, view, spec, user, the_plan, "grid", run_document)
+def runner(snapshot: dict) -> RunStored:
+    return partial(grid_runs.run, experiment=GridExperiment.from_stored(snapshot))

@@ -20,7 +20,6 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from simulator.domain.experiment import Name
 from simulator.domain.ids import content_hash
-from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 from simulator.worlds.network.domain.agents_table import MAX_AGENT_ROWS
 from simulator.worlds.network.domain.experiment import THEORY, NetworkExperiment
@@ -64,19 +63,10 @@ class NetworkSweepSpec(SweepSeeds):
             raise ValueError(
                 "llms lists 'theory': the theory twins come from `theory: true` (the default)"
             )
-        for axis in ("llms", "scenarios", "agents", "rounds", "groups"):
-            values = getattr(self, axis)
-            if len(set(values)) != len(values):
-                raise ValueError(f"{axis} lists a value twice; list each once")
         keys = [content_hash(g, 16) for g in self.graphs]
         if len(set(keys)) != len(keys):
             raise ValueError("graphs lists a network twice; list each once")
-        self.check_seeds()
-        size = self.size(1)
-        if size > MAX_SWEEP_CONVERSATIONS:
-            raise ValueError(
-                f"the sweep expands to {size:,} runs, more than {MAX_SWEEP_CONVERSATIONS:,}"
-            )
+        self.check_sweep(("llms", "scenarios", "agents", "rounds", "groups"))
         return self
 
     def size(self, llms: int) -> int:

@@ -129,11 +129,17 @@ def test_out_of_range_numbers_are_refused(sim, experiment, flag, value):
     assert result.code == 2 and flag in result.err
 
 
-def test_the_largest_seed_runs(sim, experiment):
+def test_the_largest_seed_runs(sim, stub, experiment):
+    """2**63-1 is stored as given; each call's seed wraps into the 32-bit range backends take:
+    the run seed plus the call's place, modulo 2**32 (turns 0 and 1, then the day's summary at
+    10_000 + day), so the two turns get 2**32-1 and 0."""
     db, exp_id = experiment
-    result = sim("run", exp_id, "--agents", "guard=1,prisoner=1", "--messages", "2",
-                 "--llm", "mock:a", "--seed", str(2**63 - 1), db=db)  # fmt: skip
+    largest = 2**63 - 1
+    result = _run(sim, stub, db, exp_id, "--llm", "openai:stub", "--seed", str(largest))
     assert result.code == 0, result.err
+    [doc] = sim("conversation", "list", "--json", db=db).json()
+    assert doc["spec"]["seed"] == largest
+    assert [r.body["seed"] for r in stub.chat_requests] == [2**32 - 1, 0, 10_000]
 
 
 def test_manual_speaker_without_a_terminal_is_refused_and_writes_nothing(sim, experiment):

@@ -9,10 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 from fork_helpers import REPO, parent_chat, prompt_reply
+from process_waits import PATIENCE_S, wait_until
 
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
@@ -98,32 +99,34 @@ def test_a_fork_killed_mid_run_resumes_to_the_uninterrupted_transcript(run_cli, 
     expected = [m["text"] for m in _own_messages(env, uninterrupted)]
 
     gate = {"released": 2}  # answer two continuation turns, then hold every request
+    release = threading.Event()  # set once the process is killed: the held handlers end
 
     def held(body: dict) -> str:
         if body["model"] == "b":
             if gate["released"] == 0:
-                time.sleep(60)
+                release.wait(PATIENCE_S)
             gate["released"] -= 1
         return prompt_reply(body)
+
+    def continued(env: dict) -> str | None:
+        """The fork's id once it stored the edit and two turns."""
+        listed = run_cli(["conversation", "list", "--all", "--json"], env=env).json()
+        forks = [c for c in listed if c.get("fork_of") == parent and c["_id"] != uninterrupted]
+        if forks and len(_own_messages(env, forks[0]["_id"])) >= 3:
+            return forks[0]["_id"]
+        return None
 
     stub_env = dict(env)
     with StubLLMServer(models=["a", "b"]) as server:
         server.reply_fn = held
         stub_env["OLLAMA_HOST"] = server.url
         proc = _fork_process(stub_env, parent)
-        deadline = time.monotonic() + 120
-        fork_id = None
-        while time.monotonic() < deadline:
-            listed = run_cli(["conversation", "list", "--all", "--json"], env=stub_env).json()
-            forks = [c for c in listed if c.get("fork_of") == parent and c["_id"] != uninterrupted]
-            if forks and len(_own_messages(stub_env, forks[0]["_id"])) >= 3:
-                fork_id = forks[0]["_id"]
-                break
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.1)
-        assert fork_id, "the fork stored no continuation in time"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        try:
+            fork_id = wait_until(proc, lambda: continued(stub_env), "two continuation turns")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            release.set()
     assert len(_own_messages(env, fork_id)) == 3  # the edit and two turns, then the kill
     resumed = run_cli(["conversation", "resume", fork_id, "--json"], env=env)
     assert resumed.code == 0, resumed.err

@@ -20,7 +20,6 @@ from simulator.testing.process_state import ProcessState
 
 REPO = Path(__file__).resolve().parents[2]
 PRISON = REPO / "prompts" / "experiments" / "prison.yaml"
-DB_NAME = "hostile"
 TRACEBACK_MARK = "Traceback (most recent call last)"
 
 
@@ -69,19 +68,23 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, stdin: str = "")
 
 
 def fingerprint(db_uri: str) -> str | None:
-    """A hash of every document in every collection (None when the store folder is absent)."""
+    """A hash of every document in every collection of every database the store holds (None
+    when the store folder is absent), so a write under any database name changes it."""
     if "://" not in db_uri and not Path(db_uri).exists():
         return None
-    from simulator.store.database import open_database
+    from simulator.settings import DEFAULT_DB_NAME
+    from simulator.store.database import list_databases, open_database
 
-    conn = open_database(db_uri, DB_NAME)
+    conn = open_database(db_uri, DEFAULT_DB_NAME)
     try:
         digest = hashlib.sha256()
-        for name in sorted(conn.db.list_collection_names()):
-            docs = sorted(json.dumps(d, sort_keys=True, default=str) for d in conn.db[name].find())
-            digest.update(f"{name}:{len(docs)}\n".encode())
-            for doc in docs:
-                digest.update(doc.encode())
+        for db_name in list_databases(conn) or [DEFAULT_DB_NAME]:
+            db = conn.client[db_name]
+            for name in sorted(db.list_collection_names()):
+                docs = sorted(json.dumps(d, sort_keys=True, default=str) for d in db[name].find())
+                digest.update(f"{db_name}.{name}:{len(docs)}\n".encode())
+                for doc in docs:
+                    digest.update(doc.encode())
         return digest.hexdigest()
     finally:
         conn.close()

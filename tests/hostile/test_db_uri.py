@@ -8,6 +8,7 @@ traceback, and the hint's own example `mongodb://USER:PASSWORD@HOST:PORT` was pr
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -15,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from simulator.store.database import list_databases, open_database
+
 from .conftest import refused
+from .harness import PRISON
 
 REFUSED = [
     "",
@@ -143,5 +147,18 @@ def test_database_names_that_would_escape_or_break_the_store_are_refused(cli, tm
 
 
 def test_an_ordinary_database_name_still_works(cli, tmp_path):
-    result = cli("--db-name", "my_lab-2", "experiment", "list", "--json", db=str(tmp_path / "s"))
+    """What is written under `--db-name my_lab-2` lands in that database, and only there."""
+    store = str(tmp_path / "s")
+    result = cli("--db-name", "my_lab-2", "experiment", "list", "--json", db=store)
     assert result.code == 0, result.describe()
+    made = cli("--db-name", "my_lab-2", "experiment", "create", str(PRISON), "--json", db=store)
+    assert made.code == 0, made.describe()
+    conn = open_database(store, "my_lab-2")
+    try:
+        assert list_databases(conn) == ["my_lab-2"]
+        assert [d["_id"] for d in conn.db["experiments"].find()] == [json.loads(made.out)["id"]]
+    finally:
+        conn.close()
+    listed = cli("--db-name", "my_lab-2", "experiment", "list", "--json", db=store)
+    assert [e["id"] for e in json.loads(listed.out)] == [json.loads(made.out)["id"]]
+    assert cli("experiment", "list", "--json", db=store).out.strip() == "[]"

@@ -7,12 +7,16 @@ Arabic-Indic digits were accepted, any `base_url` was stored, and seeds past 2**
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE, MAX_SEED, MAX_SWEEP_CONVERSATIONS
 from simulator.domain.params import GenerationParams
+from simulator.settings import DEFAULT_DB_NAME
+from simulator.store.database import open_database
 
 from .conftest import refused, unchanged, within, write
 from .harness import PRISON, fingerprint
@@ -164,6 +168,12 @@ def test_good_base_url_is_kept(cli, db, tmp_path, url):
     )
     result = cli("experiment", "create", write(tmp_path / "e.yaml", text), "--json", db=db)
     assert result.code == 0, result.describe()
+    conn = open_database(db, DEFAULT_DB_NAME)
+    try:
+        [doc] = conn.db["experiments"].find({"_id": json.loads(result.out)["id"]})
+    finally:
+        conn.close()
+    assert [llm["base_url"] for llm in doc["spec"]["llms"]] == [None, url, None]
 
 
 def _export(cli, db, experiment_id, target: str):
@@ -199,15 +209,25 @@ def test_export_to_a_fifo_is_refused_without_blocking(cli, db, experiment_id, tm
 
 
 def test_export_without_permission_is_a_clean_error(cli, db, experiment_id, tmp_path):
-    if os.name != "posix" or os.geteuid() == 0:
-        pytest.skip("root ignores file permissions")
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
-        refused(_export(cli, db, experiment_id, str(locked / "e.yaml")), "--output")
-    finally:
-        locked.chmod(0o700)
+    """A folder without write permission; as root (which ignores permission bits) a process
+    folder under /proc, where the kernel refuses new files to everyone."""
+    if os.name != "posix":
+        pytest.skip("no POSIX permissions here")
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        try:
+            refused(_export(cli, db, experiment_id, str(locked / "e.yaml")), "--output")
+        finally:
+            locked.chmod(0o700)
+        assert list(locked.iterdir()) == []
+        return
+    locked = Path("/proc/self")
+    if not locked.is_dir() or os.access(locked, os.W_OK):
+        pytest.skip("running as root without a /proc that refuses writes")
+    refused(_export(cli, db, experiment_id, str(locked / "e.yaml")), "--output", "cannot write")
+    assert not (locked / "e.yaml").exists()
 
 
 def test_export_with_a_nul_byte_is_a_clean_error(cli, db, experiment_id):

@@ -195,3 +195,17 @@ def test_unknown_nested_key_suggests_within_its_own_model(cli, db, tmp_path):
     path = write(tmp_path / "typo.yaml", text)
     result = cli("experiment", "create", path, db=db)
     refused(result, "llms[0].params.max_new_tokens", "rename 'max_new_tokens' to 'max_tokens'")
+
+
+def test_the_store_fingerprint_sees_what_the_cli_writes(cli, db, experiment_id, tmp_path):
+    """`unchanged` proves nothing unless the fingerprint moves when the CLI writes, under the
+    default database name and under any other."""
+    before = fingerprint(db)
+    assert before is not None
+    made = cli("experiment", "create", str(PRISON), db=db)
+    assert made.code == 0, made.describe()
+    after = fingerprint(db)
+    assert after != before
+    made = cli("--db-name", "elsewhere", "experiment", "create", str(PRISON), db=db)
+    assert made.code == 0, made.describe()
+    assert fingerprint(db) != after

@@ -6,7 +6,7 @@ import pytest
 
 from simulator.domain.params import GenerationParams
 from simulator.llm.base import FatalBackendError, RateLimitedError, TransientBackendError
-from simulator.llm.openai_backend import OFFICIAL_BASE_URL, OpenAIBackend
+from simulator.llm.openai_backend import OFFICIAL_BASE_URL, PLACEHOLDER_KEY, OpenAIBackend
 from simulator.llm.retry import EndpointPool, ResilientBackend, RetryPolicy
 
 USER = [{"role": "user", "content": "Who are you?"}]
@@ -71,11 +71,16 @@ def test_official_service_needs_a_key_and_maps_params_differently(monkeypatch):
 
 
 async def test_custom_server_needs_no_key(stub_server):
+    """With no key anywhere, a compatible server gets the fixed placeholder as its Bearer value
+    (some servers want one), never an empty header or a key from somewhere else."""
+    stub_server.require_api_key = PLACEHOLDER_KEY  # any other Authorization is answered 401
     b = OpenAIBackend("stub", base_url=stub_server.openai_base_url)
     try:
-        await b.chat(USER, GenerationParams())
+        done = await b.chat(USER, GenerationParams())
     finally:
         await b.aclose()
+    assert done.text.startswith("Reply 1 to:")
+    assert len(stub_server.chat_requests) == 1
 
 
 @pytest.mark.parametrize(

@@ -127,18 +127,45 @@ async def test_pool_limits_concurrency():
     assert counting.peak == 3
 
 
+def _record_pauses(pool: EndpointPool) -> list[float]:
+    """The lengths of the pauses asked of `pool`, in order."""
+    asked: list[float] = []
+    pause = pool.pause
+
+    def recorded(seconds: float) -> None:
+        asked.append(seconds)
+        pause(seconds)
+
+    pool.pause = recorded  # type: ignore[method-assign]
+    return asked
+
+
+def _on_rate_limit(event: asyncio.Event):
+    """An `on_attempt` that sets `event` once an attempt was rate-limited (the pool's pause is
+    set before the attempt is reported)."""
+
+    def seen(attempt: Attempt) -> None:
+        if attempt.error_kind == "rate_limit":
+            event.set()
+
+    return seen
+
+
 async def test_rate_limit_pauses_the_whole_pool_mock():
     mock = MockBackend("m")
     mock.enqueue(RateLimitedError("slow down", retry_after=0.3))
     pool = EndpointPool("mock:m", 8)
     r = ResilientBackend(mock, pool, RetryPolicy.no_wait())
-    t0 = time.monotonic()
-    first = asyncio.create_task(r.chat(USER, P))
-    await asyncio.sleep(0.05)  # the 429 has arrived; the pool is paused
+    asked = _record_pauses(pool)
+    limited = asyncio.Event()
+    first = asyncio.create_task(r.chat(USER, P, on_attempt=_on_rate_limit(limited)))
+    await limited.wait()  # the 429 has arrived; the pool is paused
+    before, remaining = time.monotonic(), pool.paused_for
+    assert 0 < remaining <= 0.3
     await r.chat(USER, P)  # an unrelated call
-    assert time.monotonic() - t0 >= 0.28
+    assert time.monotonic() >= before + remaining  # it returned only after the pause ended
     await first
-    assert pool.pauses == 1 and len(mock.calls) == 3
+    assert pool.pauses == 1 and len(mock.calls) == 3 and asked == [0.3]
 
 
 async def test_retry_after_from_a_real_429_pauses_a_concurrent_call(stub_server):
@@ -149,22 +176,29 @@ async def test_retry_after_from_a_real_429_pauses_a_concurrent_call(stub_server)
     backend = OpenAIBackend("stub", base_url=stub_server.openai_base_url)
     r = registry.wrap(backend, RetryPolicy.no_wait())
     kinds: list[str | None] = []
+    limited = asyncio.Event()
+    pool = registry.pool_for(backend.endpoint)
+    asked = _record_pauses(pool)
+
+    def first_attempts(attempt: Attempt) -> None:
+        kinds.append(attempt.error_kind)
+        _on_rate_limit(limited)(attempt)
+
     try:
-        t0 = time.monotonic()
-        a = asyncio.create_task(r.chat(USER, P, on_attempt=lambda x: kinds.append(x.error_kind)))
-        while not stub_server.chat_requests:
-            await asyncio.sleep(0.005)
-        await asyncio.sleep(0.1)
+        a = asyncio.create_task(r.chat(USER, P, on_attempt=first_attempts))
+        await limited.wait()  # the 429 has come back; the pool is paused
+        before, remaining = time.monotonic(), pool.paused_for
+        assert 0 < remaining <= 0.4
         await r.chat(USER, P)
-        second_done = time.monotonic() - t0
         await a
     finally:
         await backend.aclose()
-    assert second_done >= 0.38
     received = [req.received_at for req in stub_server.chat_requests]
-    assert len(received) == 3 and min(received[1:]) - received[0] >= 0.38
+    # the stub stamps each request with the same monotonic clock the pause is kept on: neither
+    # the retry nor the concurrent call left before the pause's end
+    assert len(received) == 3 and min(received[1:]) >= before + remaining
     assert kinds == ["rate_limit", None]
-    assert registry.pool_for(backend.endpoint).pauses == 1
+    assert registry.pool_for(backend.endpoint).pauses == 1 and asked == [0.4]
 
 
 def test_pool_registry_sizes_and_identity():

@@ -3,7 +3,9 @@ over real loopback HTTP against the stub's `/v1/embeddings`, and the bundled Min
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -22,7 +24,9 @@ from simulator.llm.embeddings import (
 )
 from simulator.llm.openai_embeddings import OpenAIEmbedder, split_model_url
 from simulator.memory.domain.vectors import hash_vector, hash_vectors
-from simulator.testing import StubLLMServer
+from simulator.testing import StubLLMServer, stub_protocol
+
+PATIENCE_S = 30.0  # a limit for a broken test, never a timing the test relies on
 
 
 @pytest.fixture
@@ -151,9 +155,34 @@ def test_openai_embedder_asks_for_dimensions_and_the_stub_answers_floats_too(stu
     assert refused.status_code == 400
 
 
-async def test_openai_embedder_awaits_without_blocking_the_loop(stub):
+async def test_openai_embedder_awaits_without_blocking_the_loop(stub, monkeypatch):
+    """The server holds the embedding request until another task on the loop has run; a call
+    that blocked the loop would never let that task run while the request is pending."""
+    loop = asyncio.get_running_loop()
+    arrived = asyncio.Event()
+    release = threading.Event()
+    route = ("POST", "/v1/embeddings")
+    serve = stub_protocol._ROUTES[route]
+
+    def held(handler, body: dict) -> None:
+        loop.call_soon_threadsafe(arrived.set)
+        release.wait(PATIENCE_S)  # a limit for a broken test only
+        serve(handler, body)
+
+    monkeypatch.setitem(stub_protocol._ROUTES, route, held)
     embedder = create_embedder(f"openai:embed-small@{stub.openai_base_url}", cached=False)
-    vectors = await aembed(embedder, ["one", "two"])
+    pending = asyncio.create_task(aembed(embedder, ["one", "two"]))
+
+    async def other() -> str:
+        await arrived.wait()  # the request is at the server, its reply held
+        return "ran"
+
+    try:
+        assert await asyncio.wait_for(other(), PATIENCE_S) == "ran"
+        assert not pending.done()  # the other task ran while the embedding call was pending
+    finally:
+        release.set()
+    vectors = await pending
     assert np.allclose(vectors, hash_vectors(["one", "two"], 64))
     assert np.allclose(await aembed(HashEmbedder(8), ["one"]), hash_vectors(["one"], 8))
     await embedder.aclose()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from simulator.worlds.network.domain.agents_table import AgentRow
 from simulator.worlds.network.domain.answers import (
     MAX_ATTEMPTS,
+    MAX_CANDIDATES,
+    MAX_SCANNED_CHARS,
     Answer,
     opinion_scale,
     parse_answer,
@@ -63,9 +67,25 @@ def test_the_first_keyed_object_decides():
     assert parse_answer(GOOD + ' {"Thought": "y", "Opinion": 1, "Decision": "No"}').opinion == 7
 
 
-def test_a_hostile_reply_is_read_quickly_and_gives_none():
-    assert parse_answer("{" * 100_000) is None
-    assert parse_answer('{"a": "' + "}" * 50_000) is None
+@pytest.mark.parametrize(
+    "reply",
+    ["{" * 100_000, '{"a": "' + "}" * 50_000, '{"a": [' * 30_000, '{"x": 1} ' * 20_000],
+    ids=["braces", "unclosed_string", "nested_arrays", "many_unkeyed_objects"],
+)
+def test_a_hostile_reply_is_read_quickly_and_gives_none(monkeypatch, reply):
+    """Quickly, counted rather than timed: at most MAX_CANDIDATES decode attempts, each over
+    at most the first MAX_SCANNED_CHARS characters, however long the reply."""
+    attempts: list[int] = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):
+            attempts.append(len(s) - idx)  # the most characters this attempt can read
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(json, "JSONDecoder", Counting)
+    assert parse_answer(reply) is None
+    assert 0 < len(attempts) <= MAX_CANDIDATES
+    assert max(attempts) <= MAX_SCANNED_CHARS
 
 
 def test_three_failures_keep_the_previous_answer_and_say_so():

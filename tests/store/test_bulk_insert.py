@@ -10,6 +10,8 @@ import pytest
 from bson.errors import InvalidDocument
 
 from simulator.domain.clock import now
+from simulator.store import bulk_insert
+from simulator.store.bulk_embedded import STAGING
 from simulator.store.bulk_insert import insert_new
 from simulator.store.database import open_database
 from simulator.store.embedded import table_of
@@ -41,17 +43,30 @@ def test_a_taken_id_gets_a_new_one_and_a_stored_key_is_skipped(store):
     assert convs.count_documents({"sweep_id": "s"}) == 4
 
 
-def test_a_generator_is_consumed_a_batch_at_a_time(store):
-    made: list[int] = []
+def test_a_generator_is_consumed_a_batch_at_a_time(store, monkeypatch):
+    """Each document is pulled from the generator only after every earlier batch was written
+    (inserted on a server or mongomock, staged on the embedded store), so a generator of
+    100,000 is never held as a list."""
+    monkeypatch.setattr(bulk_insert, "BATCH", 3)
+    convs = store.db.conversations
+    table = table_of(convs)
+
+    def written() -> int:
+        if table is None:
+            return convs.count_documents({"sweep_id": "s"})
+        staged = f"SELECT count(*) FROM {STAGING}.rows"  # committed all at once at the end
+        return table._connection.execute(staged).fetchone()[0]
+
+    seen_at_pull: list[int] = []
 
     def docs():
-        for i in range(2500):
-            made.append(i)
+        for i in range(10):
+            seen_at_pull.append(written())
             yield conversation(f"conv_g{i:07d}", f"k_g{i}")
 
-    assert store.sweeps.insert_conversations(docs()) == 2500
-    assert len(made) == 2500
-    assert store.db.conversations.count_documents({"sweep_id": "s"}) == 2500
+    assert store.sweeps.insert_conversations(docs()) == 10
+    assert seen_at_pull == [0, 0, 0, 3, 3, 3, 6, 6, 6, 9]
+    assert convs.count_documents({"sweep_id": "s"}) == 10
 
 
 @pytest.fixture

@@ -5,11 +5,13 @@ a cancelled writer or overtaken by a synchronous write."""
 from __future__ import annotations
 
 import asyncio
-
-import pytest
+import threading
+import uuid
 
 from simulator.store.counting import is_server_collection
+from simulator.store.database import open_database
 from simulator.store.group_commit import GroupCommit
+from simulator.store.store import open_store
 
 
 def _run(coro):
@@ -112,7 +114,14 @@ def test_a_cancelled_writer_still_gets_its_write(store):
         task = asyncio.ensure_future(writes.insert("calls", {"_id": "c1", "state": "in_flight"}))
         await asyncio.sleep(0)
         task.cancel()
-        await asyncio.sleep(0.05)  # the flush timer fires regardless
+        assert store.db.calls.count_documents({"_id": "c1"}) == 0  # still queued
+
+        async def flushed() -> None:
+            while writes.stats.flushes == 0:  # the flush timer fires regardless
+                await asyncio.sleep(0)
+
+        await asyncio.wait_for(flushed(), 30)  # a limit for a broken test only
+        assert task.cancelled()
 
     _run(go())
     assert store.db.calls.count_documents({"_id": "c1"}) == 1
@@ -129,15 +138,18 @@ def test_flush_now_writes_what_is_queued_before_a_synchronous_write(store):
     _run(go())
 
 
-@pytest.mark.parametrize("threaded", [False, True])
-def test_a_writer_thread_keeps_the_order_and_the_outcomes(store, threaded):
-    """Servers flush on a writer thread (the loop keeps serving while the server answers);
-    the embedded store never does (it is not thread-safe)."""
-    if threaded and not is_server_collection(store.db.calls):
-        pytest.skip("the embedded stores are written on the event loop's thread only")
+def _order_and_outcomes_kept(store, threaded: bool) -> set[str]:
+    """Five conversation turns through one GroupCommit; the names of the threads that wrote."""
+    writers: set[str] = set()
+    write_batch = GroupCommit._write_batch
+
+    def recorded(self, batch):
+        writers.add(threading.current_thread().name)
+        return write_batch(self, batch)
 
     async def go() -> list[bool]:
         writes = GroupCommit(store.db, asyncio.get_running_loop(), threaded=threaded)
+        writes._write_batch = recorded.__get__(writes)
         results: list[bool] = []
         for turn in range(5):  # each turn waits for its row, as a conversation does
             results.append(await writes.insert("calls", {"_id": f"c{turn}"}))
@@ -149,3 +161,20 @@ def test_a_writer_thread_keeps_the_order_and_the_outcomes(store, threaded):
     assert _run(go()) == [True] * 10
     assert store.db.calls.count_documents({"state": "done"}) == 5
     assert store.db.messages.count_documents({}) == 5
+    return writers
+
+
+def test_the_event_loop_thread_keeps_the_order_and_the_outcomes(store):
+    """The embedded stores are written on the event loop's thread only (not thread-safe)."""
+    assert _order_and_outcomes_kept(store, threaded=False) == {threading.current_thread().name}
+
+
+def test_a_writer_thread_keeps_the_order_and_the_outcomes(wire_server):
+    """Servers flush on a writer thread (the loop keeps serving while the server answers)."""
+    store = open_store(open_database(wire_server, f"t_{uuid.uuid4().hex[:10]}"))
+    try:
+        assert is_server_collection(store.db.calls)
+        writers = _order_and_outcomes_kept(store, threaded=True)
+    finally:
+        store.close()
+    assert writers and all(name.startswith("sim-group-commit") for name in writers)

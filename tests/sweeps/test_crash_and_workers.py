@@ -3,37 +3,78 @@ two workers share one sweep without running any conversation twice."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import signal
-import time
+import threading
+from collections.abc import Iterator
 
 import pytest
+from process_waits import PATIENCE_S, stored, wait_until
 from sweep_processes import MESSAGES, check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.testing import StubLLMServer
+
+
+@contextlib.contextmanager
+def replies_held(stub: StubLLMServer) -> Iterator[None]:
+    """The stub answers no chat request until the block ends (then a fixed line)."""
+    release = threading.Event()
+
+    def held(body: dict) -> str:
+        release.wait(PATIENCE_S)
+        return "I keep to the schedule."
+
+    stub.reply_fn = held
+    try:
+        yield
+    finally:
+        stub.reply_fn = None
+        release.set()
+
+
+def _half_written(db: str, sweep_id: str, at_least: int):
+    """A check for `wait_until`: the sweep has stored `at_least` messages, and some conversation
+    is running with part of its transcript stored (a kill now interrupts it mid-way)."""
+
+    def check() -> bool:
+        if len(stored(db, "messages", {})) < at_least:
+            return False
+        running = stored(db, "conversations", {"sweep_id": sweep_id, "status": "running"})
+        ids = [c["_id"] for c in running]
+        return bool(ids) and bool(stored(db, "messages", {"conversation_id": {"$in": ids}}))
+
+    return check
 
 
 @pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume(tmp_path, stub, prison_path):
+    """Each run is killed at a random point of progress, read from the store (never by the
+    clock): after 2 to 8 more stored messages, with a conversation half-written."""
     db = str(tmp_path / "store")
-    sweep_id = make_sweep(db, prison_path, repetitions=12)
+    sweep_id = make_sweep(db, prison_path, repetitions=12)  # 12 x 8 messages
     rng = random.Random(1234)
     kills = 0
     for _ in range(4):
+        target = len(stored(db, "messages", {})) + rng.randint(2, 8)
         proc = cli(db, stub, "sweep", "run", sweep_id, "--concurrency", "4")
-        time.sleep(rng.uniform(1.0, 2.0))
-        if kills == 0 and proc.poll() is None:  # `sweep status` from another process, mid-run
-            watcher = cli(db, stub, "sweep", "status", sweep_id, "--json")
-            out, err = watcher.communicate(timeout=60)
-            assert watcher.returncode == 0, err
-            assert json.loads(out)["total"] == 12
-        if proc.poll() is None:
+        wait_until(proc, _half_written(db, sweep_id, target), f"{target} stored messages")
+        if kills == 0:  # `sweep status` from another process, mid-run
+            with replies_held(stub):  # the run cannot finish while the status is read
+                watcher = cli(db, stub, "sweep", "status", sweep_id, "--json")
+                out, err = watcher.communicate(timeout=60)
+                assert watcher.returncode == 0, err
+                assert json.loads(out)["total"] == 12
+                assert proc.poll() is None, proc.communicate()
+                proc.send_signal(signal.SIGKILL)
+        else:
             proc.send_signal(signal.SIGKILL)
-            kills += 1
+        kills += 1
         proc.communicate(timeout=30)
-    assert kills >= 2
+    assert kills == 4
     resumed = cli(db, stub, "sweep", "resume", sweep_id, "--concurrency", "4", "--json")
     out, err = resumed.communicate(timeout=240)
     assert resumed.returncode == 0, err

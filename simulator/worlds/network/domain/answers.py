@@ -53,7 +53,7 @@ def parse_answer(text: str | None) -> Answer | None:
         tried += 1
         try:
             found, _ = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arrays nested too deep
             found = None
         if isinstance(found, dict):
             fields = {str(k).strip().lower(): v for k, v in found.items()}

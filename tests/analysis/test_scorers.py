@@ -320,3 +320,9 @@ def test_score_command_end_to_end(tmp_path, prison_path, stub):
     assert no_llm.returncode == 2 and "--llm" in no_llm.stderr
     unknown = sim("score", sweep_id, "--scorer", "vibes:x", db=db, env=env)
     assert unknown.returncode == 2 and "unknown scorer kind 'vibes'" in unknown.stderr
+
+
+def test_a_reply_of_deeply_nested_brackets_is_no_answer_not_a_crash():
+    from simulator.analysis.scorers.rubric import parse_answer
+
+    assert parse_answer('{"goal": ' + "[" * 3000 + "}", ["goal"]) is None

@@ -172,7 +172,7 @@ def parse_answer(text: str, fields: list[str]) -> dict | None:
     if 0 <= start < end:
         try:
             data = json.loads(text[start : end + 1])
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # deeply nested brackets
             data = None
         if isinstance(data, dict):
             return data

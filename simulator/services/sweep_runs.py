@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 from simulator.domain.experiment import Experiment
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
 from simulator.llm.access import LLMAccess
+from simulator.services.sweep_leases import StoreLeases
 from simulator.store.store import Store
 from simulator.worlds.chat.services import runs as conversations
 from simulator.worlds.grid.domain.experiment import GridExperiment, is_grid
@@ -70,11 +71,11 @@ def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
     return run_one
 
 
-@dataclass
 class SweepRunner(EngineSweepRunner):
-    """`SweepRunner(store, sweep_id, llms, …)` with the run function of this sweep's kind."""
+    """`SweepRunner(store, sweep_id, llms, …)`: the engine's runner on the store's leases, with
+    the run function of this sweep's kind."""
 
-    def __post_init__(self) -> None:
-        if self.run_one is None:
-            self.run_one = run_function(self.store, self.sweep_id, self.llms)
-        super().__post_init__()
+    def __init__(self, store: Store, sweep_id: str, llms: LLMAccess, **options: Any) -> None:
+        if options.get("run_one") is None:
+            options["run_one"] = run_function(store, sweep_id, llms)
+        super().__init__(StoreLeases(store), sweep_id, llms, **options)

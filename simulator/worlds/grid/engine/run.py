@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
-from simulator.engine.recorder import StoreRecorder
+from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
@@ -29,6 +29,7 @@ from simulator.worlds.grid.engine.personality_probe import TestTakers, take_test
 NOTHING_RECALLED = "(nothing yet)"  # {memory} of a stream with no record
 MOVE_FALLBACKS = "move_fallbacks"  # counter: move replies that named no command (agent stayed)
 PURPOSES = {stage: f"grid_{stage}" for stage in STAGES}
+COLLECTION = "grid_steps"  # where the steps' rows are stored
 
 
 @dataclass
@@ -39,7 +40,7 @@ class GridRun:
     experiment: GridExperiment
     spec: GridSpec
     llms: LLMAccess
-    recorder: StoreRecorder
+    recorder: Recorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
@@ -129,7 +130,7 @@ class GridCommunity:
                 run.run_id,
                 self.names,
                 self.spec.memory,
-                recorder.store,
+                recorder,
                 run.embedder,
                 self.spec.llm,
                 recorder.counters,
@@ -220,8 +221,7 @@ class GridCommunity:
     def _stored_rows(self) -> list[dict]:
         """A fork's shared rows (read from its parent: steps before its fork point), then the
         rows this run stored."""
-        recorder = self.run_.recorder
-        return [*recorder.shared.rows, *recorder.store.grid_steps.for_run(self.run_.run_id)]
+        return self.run_.recorder.load_rows(COLLECTION)
 
     def _fields(self, i: int, position: grid.Position, memory: str, messages: str) -> dict:
         return {
@@ -326,7 +326,7 @@ class GridCommunity:
             }
             for i in range(world.agents)
         ]
-        await run.recorder.record_step_rows(rows, stored)
+        await run.recorder.record_step_rows(rows, stored, COLLECTION)
         if self.keeper is not None:  # after the rows: a cut step leaves no access behind
             self.keeper.store_accesses()
         run.recorder.counters[MOVE_FALLBACKS] += sum(fallback for _, fallback in parsed)

@@ -111,12 +111,13 @@ class TheoryNetwork:
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
-        rows = stored_rows(recorder, run.run_id)
+        rows = stored_rows(recorder)
         history, self.partial = stored_history(self.spec, rows)
         self.stored = len(history)
         own = [row for row in rows if row["conversation_id"] == run.run_id]  # not a fork's shared
         recorder.counters["messages"] += sum(row["round"] < self.stored for row in own)
-        shared = recorder.shared.rows  # a fork's, by round: it continues from the last one
+        # a fork's shared rows (stored by its ancestors), by round: it continues from the last
+        shared = [row for row in rows if row["conversation_id"] != run.run_id]
         last = [r for r in shared if r["round"] == shared[-1]["round"]] if shared else None
         self.trace, self.first = trajectory(self.spec, last)
         run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, self.stored))

@@ -23,6 +23,7 @@ from simulator.memory.engine.keeper import MemoryKeeper, Perceived
 from simulator.memory.prompting.prompts import recalled_text
 from simulator.worlds.grid.domain import rules as grid
 from simulator.worlds.grid.domain.experiment import STAGES, GridExperiment, GridSpec
+from simulator.worlds.grid.engine import events as gev
 from simulator.worlds.grid.engine.interviews import Interviewees, interview
 from simulator.worlds.grid.engine.personality_probe import TestTakers, take_test
 
@@ -150,7 +151,7 @@ class GridCommunity:
                 ]
                 await self.keeper.observe(self.calls, 0, seeds)
         run.on_event(
-            ev.GridPlanned(
+            gev.GridPlanned(
                 run.run_id,
                 self.names,
                 self.world.model_dump(),
@@ -269,7 +270,7 @@ class GridCommunity:
     async def _step(self, state: GridState, stored: set[str]) -> GridState:
         run, world, step = self.run_, self.world, state.step + 1
         positions = state.positions
-        run.on_event(ev.GridStepStarted(run.run_id, step))
+        run.on_event(gev.GridStepStarted(run.run_id, step))
         self._now = step
         if self.keeper is not None and self.keeper.plans_today(step):
             identities = [self.spec.persona(i).identity for i in range(world.agents)]
@@ -330,7 +331,7 @@ class GridCommunity:
         if self.keeper is not None:  # after the rows: a cut step leaves no access behind
             self.keeper.store_accesses()
         run.recorder.counters[MOVE_FALLBACKS] += sum(fallback for _, fallback in parsed)
-        run.on_event(ev.GridStepStored(run.run_id, step, rows))
+        run.on_event(gev.GridStepStored(run.run_id, step, rows))
         return GridState(step, after, memories, received)
 
     def _stream_fields(self, agent: int, retrieved: list[str]) -> dict:

@@ -38,6 +38,7 @@ from simulator.llm.embeddings import Embedder
 from simulator.worlds.network.domain.answers import MAX_ATTEMPTS, Answer, parse_answer, round_zero
 from simulator.worlds.network.domain.experiment import ANSWER_PURPOSES, NetworkSpec
 from simulator.worlds.network.domain.graphs import graph_for_round, snapshot_graphs
+from simulator.worlds.network.engine import events as nev
 from simulator.worlds.network.engine.memory import Friends, NetworkMemory
 from simulator.worlds.network.prompting.accumulated import accumulated_messages
 from simulator.worlds.network.prompting.prompt import free_chat_messages, network_messages
@@ -163,7 +164,9 @@ class OpinionNetwork:
         last = [r for r in rows if r["round"] == len(self.history) - 1]
         first = [round_zero(agent) for agent in self.agents]
         await self.memory.start(self.calls, self.history, first, last)
-        run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history)))
+        run.on_event(
+            nev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history))
+        )
 
     async def advance(self) -> bool:
         return len(self.history) <= self.spec.rounds
@@ -191,7 +194,7 @@ class OpinionNetwork:
         if EMPTY_CHAT in recorder.counters:
             recorder.counters[EMPTY_CHAT] += sum(_empty_said(r) for r in rows)
         self.history.append(answers)
-        self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
+        self.run_.on_event(nev.NetworkRoundStored(self.run_.run_id, t, rows))
 
     async def _round(self, t: int) -> tuple[list[Answer], list[dict]]:
         graph = graph_for_round(self.graphs, t)

@@ -24,12 +24,12 @@ import math
 import networkx as nx
 import numpy as np
 
-from simulator.engine import events as ev
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.worlds.network.domain.answers import Answer, round_zero
 from simulator.worlds.network.domain.experiment import NetworkSpec
 from simulator.worlds.network.domain.graphs import graph_for_round
 from simulator.worlds.network.domain.theory import TheoryRun, coevolve, from_agents
+from simulator.worlds.network.engine import events as nev
 from simulator.worlds.network.engine.run import (
     COLLECTION,
     NetworkRun,
@@ -120,7 +120,7 @@ class TheoryNetwork:
         shared = [row for row in rows if row["conversation_id"] != run.run_id]
         last = [r for r in shared if r["round"] == shared[-1]["round"]] if shared else None
         self.trace, self.first = trajectory(self.spec, last)
-        run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, self.stored))
+        run.on_event(nev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, self.stored))
 
     async def advance(self) -> bool:
         return self.stored <= self.spec.rounds
@@ -131,7 +131,7 @@ class TheoryNetwork:
         await self.run_.recorder.record_step_rows(rows, self.partial, COLLECTION)
         self.partial = set()
         self.stored += 1
-        self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
+        self.run_.on_event(nev.NetworkRoundStored(self.run_.run_id, t, rows))
 
     def _rows(self, t: int) -> list[dict]:
         """Round t's rows; round 0 is the table's answers (thoughts included), as in an LLM run."""

@@ -1,4 +1,8 @@
-"""What the engine tells the outside world. The CLI renders these; the core never prints."""
+"""What the engine tells the outside world. The CLI renders these; the core never prints.
+
+Every event is an `Event` about one run (`conversation_id`); a world's own events live in its
+folder (`simulator/worlds/<kind>/engine/events.py`) and subclass it, so a new world adds its
+events without touching this module."""
 
 from __future__ import annotations
 
@@ -6,30 +10,33 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class DaysPlanned:
+class Event:
+    """Something that happened to one run."""
+
     conversation_id: str
+
+
+@dataclass(frozen=True)
+class DaysPlanned(Event):
     split: list[int]
     agents: list[tuple[str, str, str]]  # (name, role, model or "model as label")
 
 
 @dataclass(frozen=True)
-class DayStarted:
-    conversation_id: str
+class DayStarted(Event):
     day: int
     opening: str
 
 
 @dataclass(frozen=True)
-class TurnStarted:
-    conversation_id: str
+class TurnStarted(Event):
     day: int
     index: int
     speaker: str
 
 
 @dataclass(frozen=True)
-class MessageStored:
-    conversation_id: str
+class MessageStored(Event):
     day: int
     index: int
     speaker: str
@@ -42,67 +49,13 @@ class MessageStored:
 
 
 @dataclass(frozen=True)
-class DaySummarised:
-    conversation_id: str
+class DaySummarised(Event):
     day: int
     summary: str
 
 
 @dataclass(frozen=True)
-class ConversationFinished:
-    conversation_id: str
+class ConversationFinished(Event):
     status: str
     error: str | None
     counters: dict
-
-
-@dataclass(frozen=True)
-class GridPlanned:
-    conversation_id: str
-    names: list[str]
-    world: dict  # GridWorld as a dict: width, height, torus, agents, steps, radius
-    step: int  # steps already stored (a resumed run starts after them)
-    positions: list[tuple[int, int]]
-
-
-@dataclass(frozen=True)
-class GridStepStarted:
-    conversation_id: str
-    step: int
-
-
-@dataclass(frozen=True)
-class GridStepStored:
-    conversation_id: str
-    step: int
-    rows: list[dict]  # one per agent, as stored in grid_steps
-
-
-@dataclass(frozen=True)
-class NetworkPlanned:
-    conversation_id: str
-    names: list[str]
-    rounds: int  # rounds after round 0
-    stored: int  # rounds already stored, round 0 included (a resumed run starts after them)
-
-
-@dataclass(frozen=True)
-class NetworkRoundStored:
-    conversation_id: str
-    round: int
-    rows: list[dict]  # one per agent, as stored in network_rounds
-
-
-Event = (
-    DaysPlanned
-    | DayStarted
-    | TurnStarted
-    | MessageStored
-    | DaySummarised
-    | ConversationFinished
-    | GridPlanned
-    | GridStepStarted
-    | GridStepStored
-    | NetworkPlanned
-    | NetworkRoundStored
-)

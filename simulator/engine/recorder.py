@@ -5,21 +5,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+
+import numpy as np
 
 from simulator.domain.clock import now
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.params import GenerationParams
 from simulator.domain.vocabulary import COUNTER_NAMES
+from simulator.engine.ports import Progress, TranscriptTaken
+from simulator.errors import StoreUnavailable
 from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, redact
+from simulator.memory.domain.records import MemoryRecord
 from simulator.store.group_commit import GroupCommit
 from simulator.store.lineage import Prefix
+from simulator.store.repositories.memories import StoredStream
 from simulator.store.store import Store
-from simulator.worlds.chat.prompting.transcript import Line
+
+__all__ = ["CallLedger", "Progress", "StoreRecorder", "TranscriptTaken"]
 
 calls_log = logging.getLogger(CALLS_LOGGER)
 
@@ -129,28 +135,9 @@ class CallLedger:
         raise RuntimeError(f"could not allocate a ledger seq for {recorder.conversation_id}")
 
 
-class TranscriptTaken(Exception):
-    """Another worker wrote this conversation's next message first."""
-
-
-@dataclass
-class Progress:
-    """What a conversation already holds, so a resumed run continues exactly where it stopped."""
-
-    lines_by_day: dict[int, list[Line]] = field(default_factory=dict)
-    summaries: list[str] = field(default_factory=list)
-    messages: int = 0
-    last_speaker: str | None = None
-    calls: list[dict] = field(default_factory=list)  # the ledger, for replaying finished calls
-
-    def add(self, doc: dict) -> None:
-        """One stored message, in transcript order."""
-        self.lines_by_day.setdefault(doc["day"], []).append(Line(doc["speaker"], doc["text"]))
-        self.messages += 1
-        self.last_speaker = doc["speaker"]
-
-
 class StoreRecorder:
+    """The engine's `Recorder` (engine/ports.py) on the store: one run's writes and reads."""
+
     def __init__(
         self,
         store: Store,
@@ -188,14 +175,12 @@ class StoreRecorder:
     def load_progress(self) -> Progress:
         """The transcript so far: a fork's shared prefix (not counted: its parent's work), then
         what this run stored."""
-        progress = Progress()
-        for doc in self.shared.messages:
-            progress.add(doc)
+        progress = Progress(list(self.shared.messages))
         progress.summaries = [s["text"] for s in self.shared.summaries]
         if self._never_started:
             return progress
         for doc in self.store.messages.for_conversation(self.conversation_id):
-            progress.add(doc)
+            progress.messages.append(doc)
             self._count_message(doc)
         summaries = self.store.conversations.summaries(self.conversation_id)
         progress.summaries += [s["text"] for s in summaries]
@@ -213,6 +198,11 @@ class StoreRecorder:
             self._count_call(call)
         return calls
 
+    def load_rows(self, collection: str) -> list[dict]:
+        """A step world's rows in `collection`: a fork's shared ones (read from its parent:
+        steps before its fork point), then the rows this run stored."""
+        return [*self.shared.rows, *self.store.rows(collection).for_run(self.conversation_id)]
+
     def mark(
         self,
         status: str,
@@ -228,6 +218,9 @@ class StoreRecorder:
             also["summaries"] = _listed(summaries)
         self.store.conversations.set_status(self.conversation_id, status, error, self._owner, also)
         self.status, self.error = status, error
+
+    def prompt_hash(self, messages: list[dict]) -> str:
+        return self.store.calls.prompt_hash(messages)
 
     def call_recorder(
         self,
@@ -247,7 +240,7 @@ class StoreRecorder:
         the day's message count); `base_url` is the endpoint actually called; `prompt_hash`
         the messages' hash when the caller has it already.
         """
-        digest = prompt_hash or self.store.calls.prompt_hash(messages)
+        digest = prompt_hash or self.prompt_hash(messages)
         fixed = {
             "conversation_id": self.conversation_id,
             "purpose": purpose,
@@ -303,15 +296,12 @@ class StoreRecorder:
                 self.resync_call_seq()
         await self.record_message(doc)
 
-    async def record_step_rows(
-        self, rows: list[dict], already: set[str] = frozenset(), collection: str = "grid_steps"
-    ) -> None:
-        """A world step's rows (one per agent) together, into `collection` (`grid_steps`,
-        `network_rounds`); rows whose ids are in `already` were stored by a killed run of this
-        step and are skipped. Any other clash means another worker took the run over: stop
-        rather than fork it."""
+    async def record_step_rows(self, rows: list[dict], already: set[str], collection: str) -> None:
+        """A world step's rows (one per agent) together, into the world's `collection`; rows
+        whose ids are in `already` were stored by a killed run of this step and are skipped.
+        Any other clash means another worker took the run over: stop rather than fork it."""
         moment = now()
-        repository = getattr(self.store, collection)
+        repository = self.store.rows(collection)
         docs = [repository.document({**row, "created_at": moment}) for row in rows]
         docs = [doc for doc in docs if doc["_id"] not in already]
         writes = self.writes()
@@ -344,6 +334,26 @@ class StoreRecorder:
         guard = self.store.conversations.guard(self.conversation_id, self._owner)
         fields = {"summaries": _listed(all_texts), "counters": dict(self.counters)}
         await writes.update("conversations", guard, fields)
+
+    def load_memories(self, agent_index: int) -> StoredStream:
+        return self.store.memories.load(self.conversation_id, agent_index)
+
+    def store_memories(
+        self, records: Sequence[MemoryRecord], vectors: np.ndarray, embedder: str
+    ) -> int:
+        return self.store.memories.insert(records, vectors, embedder)
+
+    def touch_memories(self, ids: list[str], minute: int) -> None:
+        self.store.memories.touch(ids, minute)
+
+    @property
+    def unreachable(self) -> StoreUnavailable | None:
+        """The outage that left the store unreachable (no write waits for it), else None."""
+        return self.store.unreachable
+
+    def outage(self, exc: BaseException) -> StoreUnavailable | None:
+        """The store outage behind `exc` (a full disk, a server gone), else None."""
+        return self.store.outage(exc)
 
     async def _write_counters(self, every_s: float = 5.0) -> None:
         """Counters for progress displays, at most every 5 s per conversation: rewriting the

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
-from simulator.engine.recorder import StoreRecorder
+from simulator.engine.ports import Recorder
 from simulator.engine.step_loop import StepFailed
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError, Completion
@@ -103,7 +103,7 @@ class ActorCalls:
 
     def __init__(
         self,
-        recorder: StoreRecorder,
+        recorder: Recorder,
         llms: LLMAccess,
         replay: dict[ReplayKey, dict] | None = None,
     ):
@@ -122,7 +122,7 @@ class ActorCalls:
 
     async def one(self, call: ActorCall) -> Reply:
         recorder = self._recorder
-        digest = recorder.store.calls.prompt_hash(call.messages)
+        digest = recorder.prompt_hash(call.messages)
         key = (call.purpose, call.step, call.index, call.agent or "", digest)
         stored = self._replay.pop(key, None)
         if stored is not None:

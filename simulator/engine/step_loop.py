@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from simulator.engine import events as ev
-from simulator.engine.recorder import StoreRecorder, TranscriptTaken
+from simulator.engine.ports import Recorder, TranscriptTaken
 
 
 class StepFailed(Exception):
@@ -43,7 +43,7 @@ class StepRun:
     """What the loop needs besides the world: where to write status and where to report."""
 
     run_id: str
-    recorder: StoreRecorder
+    recorder: Recorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -69,7 +69,7 @@ async def run_world(run: StepRun, world: World) -> str:
     except TranscriptTaken:
         raise  # another worker owns the run now: nothing of ours to write
     except Exception as exc:
-        outage = recorder.store.outage(exc)
+        outage = recorder.outage(exc)
         if outage is not None:  # a full disk, a server gone: not the run's fault
             _interrupted(run, f"stopped: {outage.what}")
             if outage is exc:
@@ -91,12 +91,12 @@ def _interrupted(run: StepRun, why: str) -> None:
     """Mark the run `interrupted` if the store still takes the write; when it does not (its
     disk full, its server gone), the run stays `running` with its lease, which a resume takes
     over as it takes over a killed run's."""
-    store = run.recorder.store
-    if store.unreachable is None:
+    recorder = run.recorder
+    if recorder.unreachable is None:
         try:
-            run.recorder.mark("interrupted", why)
+            recorder.mark("interrupted", why)
         except Exception as exc:
-            if store.outage(exc) is None:
+            if recorder.outage(exc) is None:
                 raise
     run.on_event(ev.ConversationFinished(run.run_id, "interrupted", None, run.recorder.counters))
 

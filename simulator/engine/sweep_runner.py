@@ -16,11 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from simulator.engine.recorder import TranscriptTaken
+from simulator.engine.ports import Leases, TranscriptTaken
 from simulator.errors import StoreUnavailable
 from simulator.llm.access import LLMAccess
-from simulator.store.repositories.sweeps import worker_identity
-from simulator.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +70,7 @@ class RunOne(Protocol):
 
 @dataclass
 class SweepRunner:
-    store: Store
+    leases: Leases  # the sweep's runs as workers claim them (services/sweep_leases.py)
     sweep_id: str
     llms: LLMAccess
     run_one: RunOne | None = None  # required; services/sweep_runs.py's SweepRunner sets it
@@ -88,11 +86,12 @@ class SweepRunner:
     # often than 100x what one count costs: a count scans the whole sweep.
     recount_every_s: float = 30.0
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    worker: str = field(default_factory=worker_identity)
+    worker: str = ""  # this worker's name on its leases; a new one when not given
 
     def __post_init__(self) -> None:
         if self.run_one is None:
             raise TypeError("SweepRunner needs run_one (services.sweep_runs.SweepRunner sets it)")
+        self.worker = self.worker or self.leases.worker_name()
         self._active: dict[str, asyncio.Task] = {}
         self._candidates: list[str] = []
         self._counts: dict[str, int] | None = None
@@ -113,7 +112,7 @@ class SweepRunner:
         try:
             return await self._run()
         except Exception as exc:
-            outage = self.store.outage(exc)
+            outage = self.leases.outage(exc)
             if outage is None:
                 raise
             if outage is exc:
@@ -121,7 +120,7 @@ class SweepRunner:
             raise outage from exc
 
     async def _run(self) -> SweepProgress:
-        self.store.sweeps.expire_dead_local_leases(self.sweep_id)
+        self.leases.expire_dead(self.sweep_id)
         counts = self._recount(time.monotonic())
         self._start_finished = counts.get("done", 0) + counts.get("failed", 0)
         heart = asyncio.create_task(self._heartbeat())
@@ -159,10 +158,10 @@ class SweepRunner:
         ttl_ms = int(self.lease_ttl_s * 1000)
         while len(self._active) < self.concurrency:
             if not self._candidates:
-                self._candidates = self.store.sweeps.claimable_ids(self.sweep_id)
+                self._candidates = self.leases.claimable(self.sweep_id)
                 if not self._candidates:
                     return
-            doc = self.store.sweeps.claim(self._candidates.pop(0), self.worker, ttl_ms)
+            doc = self.leases.claim(self._candidates.pop(0), self.worker, ttl_ms)
             if doc is not None:
                 self._active[doc["_id"]] = asyncio.create_task(self._run_one(doc), name=doc["_id"])
 
@@ -175,31 +174,25 @@ class SweepRunner:
             log.warning("lease lost: %s", exc)
             return "taken"
         except Exception as exc:  # an engine bug must not stop the sweep: record and go on
-            outage = self.store.outage(exc)
+            outage = self.leases.outage(exc)
             if outage is not None:  # but a store that takes no writes stops it, resumable
                 self._stop_for(outage)
                 return "stopped"
             log.exception("conversation %s crashed", conversation_id)
-            self._write(
-                self.store.conversations.set_status,
-                conversation_id,
-                "failed",
-                f"internal error: {exc!r}",
-                self.worker,
-            )
+            self._write(self.leases.fail, conversation_id, f"internal error: {exc!r}", self.worker)
             return "failed"
         finally:
-            self._write(self.store.sweeps.release, conversation_id, self.worker)
+            self._write(self.leases.release, conversation_id, self.worker)
 
     def _write(self, write: Callable[..., object], *args: object) -> None:
         """A status or lease write, skipped once the server is known gone; an outage it
         meets stops the sweep (the lease then expires: at once for a dead local process)."""
-        if self.store.unreachable is not None:
+        if self.leases.unreachable is not None:
             return
         try:
             write(*args)
         except Exception as exc:
-            outage = self.store.outage(exc)
+            outage = self.leases.outage(exc)
             if outage is None:
                 raise
             self._stop_for(outage)
@@ -226,7 +219,7 @@ class SweepRunner:
     def _others_working(self) -> bool:
         if not self.wait_for_others:
             return False
-        counts = self.store.sweeps.status_counts(self.sweep_id)
+        counts = self.leases.status_counts(self.sweep_id)
         return counts.get("running", 0) > 0
 
     async def _heartbeat(self) -> None:
@@ -234,11 +227,11 @@ class SweepRunner:
             await asyncio.sleep(self.heartbeat_s)
             for conversation_id, task in list(self._active.items()):
                 try:
-                    ok = self.store.sweeps.heartbeat(
+                    ok = self.leases.heartbeat(
                         conversation_id, self.worker, int(self.lease_ttl_s * 1000)
                     )
                 except Exception as exc:
-                    outage = self.store.outage(exc)
+                    outage = self.leases.outage(exc)
                     if outage is None:
                         raise
                     self._stop_for(outage)
@@ -252,7 +245,7 @@ class SweepRunner:
     def _recount(self, moment: float) -> dict[str, int]:
         """Count the sweep in the store; the next count waits at least 100x this one's cost."""
         began = time.perf_counter()
-        self._counts = self.store.sweeps.status_counts(self.sweep_id)
+        self._counts = self.leases.status_counts(self.sweep_id)
         cost = time.perf_counter() - began
         self.recounts += 1
         self._last_recount = moment

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
 from simulator.llm.access import LLMAccess
+from simulator.services.sweep_leases import StoreLeases
 from simulator.services.sweep_parts import sweep_part
 from simulator.store.store import Store
 from simulator.worlds import kind_of
@@ -36,11 +37,11 @@ def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
     return run_one
 
 
-@dataclass
 class SweepRunner(EngineSweepRunner):
-    """`SweepRunner(store, sweep_id, llms, …)` with the run function of this sweep's world."""
+    """`SweepRunner(store, sweep_id, llms, …)`: the engine's runner on the store's leases, with
+    the run function of this sweep's world."""
 
-    def __post_init__(self) -> None:
-        if self.run_one is None:
-            self.run_one = run_function(self.store, self.sweep_id, self.llms)
-        super().__post_init__()
+    def __init__(self, store: Store, sweep_id: str, llms: LLMAccess, **options: Any) -> None:
+        if options.get("run_one") is None:
+            options["run_one"] = run_function(store, sweep_id, llms)
+        super().__init__(StoreLeases(store), sweep_id, llms, **options)

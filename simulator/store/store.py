@@ -19,13 +19,14 @@ from simulator.store.outage import classify
 from simulator.store.repositories.calls import CallsRepository
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.store.repositories.experiments import ExperimentsRepository
-from simulator.store.repositories.grid_steps import GridStepsRepository
+from simulator.store.repositories.grid_steps import GRID_STEPS
 from simulator.store.repositories.memories import MemoriesRepository
 from simulator.store.repositories.messages import MessagesRepository
-from simulator.store.repositories.network_rounds import NetworkRoundsRepository
+from simulator.store.repositories.network_rounds import NETWORK_ROUNDS
 from simulator.store.repositories.scores import ScoresRepository
 from simulator.store.repositories.sweeps import SweepsRepository
 from simulator.store.repositories.users import UsersRepository
+from simulator.store.repositories.world_rows import WorldRowsRepository
 
 
 @dataclass
@@ -38,8 +39,8 @@ class Store:
     calls: CallsRepository
     sweeps: SweepsRepository
     scores: ScoresRepository
-    grid_steps: GridStepsRepository
-    network_rounds: NetworkRoundsRepository
+    grid_steps: WorldRowsRepository
+    network_rounds: WorldRowsRepository
     memories: MemoriesRepository
     _group_commit: GroupCommit | None = field(default=None, repr=False)
     # set once the server is known gone: every further write would wait out the timeout
@@ -54,6 +55,13 @@ class Store:
                 self._group_commit.close()
             self._group_commit = GroupCommit(self.db, loop)
         return self._group_commit
+
+    def rows(self, collection: str) -> WorldRowsRepository:
+        """The repository of a world's rows by its collection ("grid_steps", "network_rounds")."""
+        for repository in (self.grid_steps, self.network_rounds):
+            if repository.collection == collection:
+                return repository
+        raise KeyError(f"no world stores its rows in {collection!r}")
 
     @property
     def db(self):
@@ -104,8 +112,8 @@ def open_store(connection: Connection) -> Store:
         CallsRepository(db),
         SweepsRepository(db, connection.lock_path),
         ScoresRepository(db),
-        GridStepsRepository(db),
-        NetworkRoundsRepository(db),
+        WorldRowsRepository(db, GRID_STEPS),
+        WorldRowsRepository(db, NETWORK_ROUNDS),
         MemoriesRepository(db),
     )
     repos = (

@@ -7,9 +7,9 @@ import pytest
 from grid_helpers import GRID_YAML, scripted
 from rich.console import Console
 
-from simulator.engine import events as ev
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.cli.live import GridLiveView, field_lines
+from simulator.worlds.grid.engine import events as ev
 
 
 @pytest.fixture

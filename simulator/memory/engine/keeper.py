@@ -25,6 +25,7 @@ import numpy as np
 
 from simulator.domain.experiment import LLMChoice
 from simulator.domain.params import GenerationParams
+from simulator.engine.ports import MemoryShelf
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
 from simulator.llm.embeddings import Embedder, aembed
 from simulator.memory.domain.agent_memory import AgentMemory
@@ -46,7 +47,6 @@ from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.engine.planning import PLANNING_COUNTERS, DayPlanner
 from simulator.memory.engine.reactions import react
 from simulator.memory.prompting import prompts as mp
-from simulator.store.store import Store
 
 IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not parse (4 used)
 REFLECTIONS = "reflections"  # counter: reflections run
@@ -74,7 +74,7 @@ class MemoryKeeper:
         run_id: str,
         names: list[str],
         settings: MemorySettings,
-        store: Store,
+        shelf: MemoryShelf,
         embedder: Embedder,
         llm: LLMChoice,
         counters: dict[str, int],
@@ -83,7 +83,7 @@ class MemoryKeeper:
     ) -> None:
         self.run_id, self.names, self.settings = run_id, names, settings
         self._identities = identities or [""] * len(names)
-        self._store, self._embedder, self._llm = store, embedder, llm
+        self._shelf, self._embedder, self._llm = shelf, embedder, llm
         self.counters, self._seed = counters, seed
         for name in COUNTERS:
             counters.setdefault(name, 0)
@@ -114,7 +114,7 @@ class MemoryKeeper:
         # before step 1 nothing is complete: even the seed memories (minute 0) are kept aside
         limit = self.minute(complete_step) if complete_step > 0 else -1
         for i in range(len(self.names)):
-            stored = self._store.memories.load(self.run_id, i)
+            stored = self._shelf.load_memories(i)
             kept = list(zip(stored.records, stored.vectors, strict=True))
             cut = next(
                 (n for n, (r, v) in enumerate(kept) if r.created > limit or v is None), len(kept)
@@ -213,7 +213,7 @@ class MemoryKeeper:
         for record_id, minute in pairs:
             by_minute.setdefault(int(minute), []).append(str(record_id))
         for minute, ids in sorted(by_minute.items()):
-            self._store.memories.touch(ids, minute)
+            self._shelf.touch_memories(ids, minute)
         if accessed is None:
             self._held = {}
 
@@ -276,7 +276,7 @@ class MemoryKeeper:
             made.append((record, vector, memory.remember(record, vector)))
         new = [(r, v) for r, v, _ in made if r.id not in self._kept_aside]
         if new:
-            self._store.memories.insert(
+            self._shelf.store_memories(
                 [r for r, _ in new], np.stack([v for _, v in new]), self._embedder.name
             )
         return [(r, fires) for r, _, fires in made]

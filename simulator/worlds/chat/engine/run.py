@@ -20,7 +20,7 @@ from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
-from simulator.engine.recorder import Progress, StoreRecorder
+from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepFailed, StepRun, run_world
 from simulator.llm.access import LLMAccess
@@ -37,6 +37,7 @@ from simulator.worlds.chat.domain.spec import ConversationSpec
 from simulator.worlds.chat.engine.agents import Agent, build_agents
 from simulator.worlds.chat.engine.manager import ManagerPicks
 from simulator.worlds.chat.engine.memory import ChatMemory, Recalled, turn_query
+from simulator.worlds.chat.engine.progress import ChatProgress
 from simulator.worlds.chat.engine.speakers import (
     InputFunction,
     ManualChoice,
@@ -65,7 +66,7 @@ class ConversationRun:
     experiment: Experiment
     spec: ConversationSpec
     llms: LLMAccess
-    recorder: StoreRecorder
+    recorder: Recorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     manual_input: InputFunction | None = None
@@ -114,7 +115,7 @@ class ChatWorld:
         self.selector = self._selector()
         self.split = run.spec.day_turns  # agent turns per day, under the spec's counting
         self.calls = ActorCalls(run.recorder, run.llms)
-        self.progress = Progress()
+        self.progress = ChatProgress()
         self.day = 0  # the day in progress; days + 1 once all are done
         self.opening = ""
         self.lines: list[Line] = []
@@ -149,7 +150,8 @@ class ChatWorld:
 
     async def prepare(self) -> None:
         run = self.run_
-        self.progress = progress = run.recorder.load_progress()
+        progress = ChatProgress.of(run.recorder.load_progress(), run.conversation_id)
+        self.progress = progress
         self.summaries = list(progress.summaries)
         self.turn = progress.messages
         self.previous = progress.last_speaker
@@ -240,7 +242,7 @@ class ChatWorld:
         shown = [] if hidden else self.summaries[: day - 1]
         return day_opening(self.start, shown)
 
-    def _stream(self, progress) -> ChatMemory:
+    def _stream(self, progress: ChatProgress) -> ChatMemory:
         """The agents' memory streams, loaded as of the stored turns."""
         run = self.run_
         assert run.embedder is not None, "a memory stream needs an embedder"
@@ -248,19 +250,14 @@ class ChatWorld:
             run.conversation_id,
             [a.name for a in self.agents],
             self.spec.memory,
-            run.recorder.store,
+            run.recorder,
             run.embedder,
             self.spec.summarizer_llm or self.agents[0].llm,  # the model that writes memories
             run.recorder.counters,
             self.spec.seed,
         )
         memory = ChatMemory(keeper)
-        last = None
-        if progress.messages:
-            day = max(progress.lines_by_day)
-            index = len(progress.lines_by_day[day]) - 1
-            last = run.recorder.store.messages.get(run.conversation_id, day, index)
-        memory.load(progress.messages, last)
+        memory.load(progress.messages, progress.last_own)
         return memory
 
     def done_fields(self) -> dict:

@@ -16,8 +16,8 @@ from rich.rule import Rule
 
 from simulator.cli.live import LiveView
 from simulator.domain.plural import count
-from simulator.engine import events as ev
 from simulator.worlds.grid.domain.rules import move_shown
+from simulator.worlds.grid.engine import events as ev
 
 MAX_DRAWN_SIDE = 120  # larger fields are listed, not drawn
 MARKS = string.digits + string.ascii_letters  # agent i's mark on the field; '*' beyond 62

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
-from simulator.engine.recorder import StoreRecorder
+from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
@@ -23,12 +23,14 @@ from simulator.memory.engine.keeper import MemoryKeeper, Perceived
 from simulator.memory.prompting.prompts import recalled_text
 from simulator.worlds.grid.domain import rules as grid
 from simulator.worlds.grid.domain.experiment import STAGES, GridExperiment, GridSpec
+from simulator.worlds.grid.engine import events as gev
 from simulator.worlds.grid.engine.interviews import Interviewees, interview
 from simulator.worlds.grid.engine.personality_probe import TestTakers, take_test
 
 NOTHING_RECALLED = "(nothing yet)"  # {memory} of a stream with no record
 MOVE_FALLBACKS = "move_fallbacks"  # counter: move replies that named no command (agent stayed)
 PURPOSES = {stage: f"grid_{stage}" for stage in STAGES}
+COLLECTION = "grid_steps"  # where the steps' rows are stored
 
 
 @dataclass
@@ -39,7 +41,7 @@ class GridRun:
     experiment: GridExperiment
     spec: GridSpec
     llms: LLMAccess
-    recorder: StoreRecorder
+    recorder: Recorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
@@ -129,7 +131,7 @@ class GridCommunity:
                 run.run_id,
                 self.names,
                 self.spec.memory,
-                recorder.store,
+                recorder,
                 run.embedder,
                 self.spec.llm,
                 recorder.counters,
@@ -149,7 +151,7 @@ class GridCommunity:
                 ]
                 await self.keeper.observe(self.calls, 0, seeds)
         run.on_event(
-            ev.GridPlanned(
+            gev.GridPlanned(
                 run.run_id,
                 self.names,
                 self.world.model_dump(),
@@ -220,8 +222,7 @@ class GridCommunity:
     def _stored_rows(self) -> list[dict]:
         """A fork's shared rows (read from its parent: steps before its fork point), then the
         rows this run stored."""
-        recorder = self.run_.recorder
-        return [*recorder.shared.rows, *recorder.store.grid_steps.for_run(self.run_.run_id)]
+        return self.run_.recorder.load_rows(COLLECTION)
 
     def _fields(self, i: int, position: grid.Position, memory: str, messages: str) -> dict:
         return {
@@ -269,7 +270,7 @@ class GridCommunity:
     async def _step(self, state: GridState, stored: set[str]) -> GridState:
         run, world, step = self.run_, self.world, state.step + 1
         positions = state.positions
-        run.on_event(ev.GridStepStarted(run.run_id, step))
+        run.on_event(gev.GridStepStarted(run.run_id, step))
         self._now = step
         if self.keeper is not None and self.keeper.plans_today(step):
             identities = [self.spec.persona(i).identity for i in range(world.agents)]
@@ -326,11 +327,11 @@ class GridCommunity:
             }
             for i in range(world.agents)
         ]
-        await run.recorder.record_step_rows(rows, stored)
+        await run.recorder.record_step_rows(rows, stored, COLLECTION)
         if self.keeper is not None:  # after the rows: a cut step leaves no access behind
             self.keeper.store_accesses()
         run.recorder.counters[MOVE_FALLBACKS] += sum(fallback for _, fallback in parsed)
-        run.on_event(ev.GridStepStored(run.run_id, step, rows))
+        run.on_event(gev.GridStepStored(run.run_id, step, rows))
         return GridState(step, after, memories, received)
 
     def _stream_fields(self, agent: int, retrieved: list[str]) -> dict:

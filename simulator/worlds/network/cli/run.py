@@ -19,6 +19,7 @@ from simulator.worlds.chat.engine.run import llm_name
 from simulator.worlds.chat.services.runs import RunOutcome
 from simulator.worlds.grid.cli.sweep_options import numbers
 from simulator.worlds.network.domain.experiment import NetworkSpec
+from simulator.worlds.network.engine import events as nev
 from simulator.worlds.network.services import runs as network_runs
 
 
@@ -154,10 +155,10 @@ def round_printer(app: AppContext, quiet: bool) -> Callable[[ev.Event], None]:
     def on_event(event: ev.Event) -> None:
         if quiet:
             return
-        if isinstance(event, ev.NetworkPlanned | ev.ConversationFinished):
+        if isinstance(event, nev.NetworkPlanned | ev.ConversationFinished):
             app.console.print(run_line(event), style="bold", markup=False, highlight=False)
             return
-        if not isinstance(event, ev.NetworkRoundStored):
+        if not isinstance(event, nev.NetworkRoundStored):
             return
         rows = event.rows
         mean = sum(r["opinion"] for r in rows) / len(rows)
@@ -177,7 +178,7 @@ def round_printer(app: AppContext, quiet: bool) -> Callable[[ev.Event], None]:
     return on_event
 
 
-def run_line(event: ev.NetworkPlanned | ev.ConversationFinished) -> str:
+def run_line(event: nev.NetworkPlanned | ev.ConversationFinished) -> str:
     """`conv_1a2b: 50 agents, 2 rounds after round 0` when it starts, `conv_1a2b done` at the
     end."""
     if isinstance(event, ev.ConversationFinished):

@@ -32,11 +32,11 @@ written), in case it was killed between the rows and the marks. The chat's memor
 
 from __future__ import annotations
 
+from simulator.engine.ports import MemoryShelf
 from simulator.engine.step_calls import ActorCalls
 from simulator.llm.embeddings import Embedder
 from simulator.memory.engine.keeper import MemoryKeeper, Perceived
 from simulator.memory.prompting.prompts import recalled_text
-from simulator.store.store import Store
 from simulator.worlds.network.domain.answers import Answer
 from simulator.worlds.network.domain.experiment import NetworkSpec
 from simulator.worlds.network.prompting import memory as texts
@@ -60,7 +60,7 @@ class NetworkMemory:
         cls,
         run_id: str,
         spec: NetworkSpec,
-        store: Store,
+        shelf: MemoryShelf,
         embedder: Embedder | None,
         counters: dict[str, int],
     ) -> NetworkMemory:
@@ -68,7 +68,7 @@ class NetworkMemory:
             return cls(spec)
         assert embedder is not None, "a memory stream needs an embedder"
         keeper = MemoryKeeper(
-            run_id, spec.names, spec.memory, store, embedder, spec.llm, counters, spec.seed
+            run_id, spec.names, spec.memory, shelf, embedder, spec.llm, counters, spec.seed
         )
         return cls(spec, keeper)
 

@@ -30,7 +30,7 @@ import networkx as nx
 
 from simulator.domain.params import GenerationParams
 from simulator.engine import events as ev
-from simulator.engine.recorder import StoreRecorder
+from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.llm.access import LLMAccess
@@ -38,6 +38,7 @@ from simulator.llm.embeddings import Embedder
 from simulator.worlds.network.domain.answers import MAX_ATTEMPTS, Answer, parse_answer, round_zero
 from simulator.worlds.network.domain.experiment import ANSWER_PURPOSES, NetworkSpec
 from simulator.worlds.network.domain.graphs import graph_for_round, snapshot_graphs
+from simulator.worlds.network.engine import events as nev
 from simulator.worlds.network.engine.memory import Friends, NetworkMemory
 from simulator.worlds.network.prompting.accumulated import accumulated_messages
 from simulator.worlds.network.prompting.prompt import free_chat_messages, network_messages
@@ -55,7 +56,7 @@ class NetworkRun:
     run_id: str
     spec: NetworkSpec
     llms: LLMAccess
-    recorder: StoreRecorder
+    recorder: Recorder
     on_event: Callable[[ev.Event], None] = lambda event: None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
@@ -72,10 +73,10 @@ def graphs_of(spec: NetworkSpec) -> list[nx.Graph]:
     return snapshot_graphs(spec.snapshots, len(spec.agents))
 
 
-def stored_rows(recorder: StoreRecorder, run_id: str) -> list[dict]:
+def stored_rows(recorder: Recorder) -> list[dict]:
     """A fork's shared rows (read from its parent: rounds before its fork point), then the
     rows this run stored."""
-    return [*recorder.shared.rows, *recorder.store.network_rounds.for_run(run_id)]
+    return recorder.load_rows(COLLECTION)
 
 
 def stored_history(spec: NetworkSpec, rows: list[dict]) -> tuple[list[list[Answer]], set[str]]:
@@ -148,7 +149,7 @@ class OpinionNetwork:
         if self.spec.settings.free_chat and self.spec.switches.free_chat_as == "message":
             recorder.counters.setdefault(EMPTY_CHAT, 0)
         calls = recorder.load_calls()
-        rows = stored_rows(recorder, run.run_id)
+        rows = stored_rows(recorder)
         self.history, self.partial = stored_history(self.spec, rows)
         for row in rows:  # a fork's shared rows are its parent's work: not counted
             if row["round"] < len(self.history) and row["conversation_id"] == run.run_id:
@@ -158,12 +159,14 @@ class OpinionNetwork:
                     recorder.counters[EMPTY_CHAT] += 1
         self.calls = ActorCalls(recorder, run.llms, replay_book(calls))
         self.memory = NetworkMemory.for_run(
-            run.run_id, self.spec, recorder.store, run.embedder, recorder.counters
+            run.run_id, self.spec, recorder, run.embedder, recorder.counters
         )
         last = [r for r in rows if r["round"] == len(self.history) - 1]
         first = [round_zero(agent) for agent in self.agents]
         await self.memory.start(self.calls, self.history, first, last)
-        run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history)))
+        run.on_event(
+            nev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, len(self.history))
+        )
 
     async def advance(self) -> bool:
         return len(self.history) <= self.spec.rounds
@@ -191,7 +194,7 @@ class OpinionNetwork:
         if EMPTY_CHAT in recorder.counters:
             recorder.counters[EMPTY_CHAT] += sum(_empty_said(r) for r in rows)
         self.history.append(answers)
-        self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
+        self.run_.on_event(nev.NetworkRoundStored(self.run_.run_id, t, rows))
 
     async def _round(self, t: int) -> tuple[list[Answer], list[dict]]:
         graph = graph_for_round(self.graphs, t)

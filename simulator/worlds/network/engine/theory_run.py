@@ -24,12 +24,12 @@ import math
 import networkx as nx
 import numpy as np
 
-from simulator.engine import events as ev
 from simulator.engine.step_loop import StepRun, run_world
 from simulator.worlds.network.domain.answers import Answer, round_zero
 from simulator.worlds.network.domain.experiment import NetworkSpec
 from simulator.worlds.network.domain.graphs import graph_for_round
 from simulator.worlds.network.domain.theory import TheoryRun, coevolve, from_agents
+from simulator.worlds.network.engine import events as nev
 from simulator.worlds.network.engine.run import (
     COLLECTION,
     NetworkRun,
@@ -111,15 +111,16 @@ class TheoryNetwork:
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
-        rows = stored_rows(recorder, run.run_id)
+        rows = stored_rows(recorder)
         history, self.partial = stored_history(self.spec, rows)
         self.stored = len(history)
         own = [row for row in rows if row["conversation_id"] == run.run_id]  # not a fork's shared
         recorder.counters["messages"] += sum(row["round"] < self.stored for row in own)
-        shared = recorder.shared.rows  # a fork's, by round: it continues from the last one
+        # a fork's shared rows (stored by its ancestors), by round: it continues from the last
+        shared = [row for row in rows if row["conversation_id"] != run.run_id]
         last = [r for r in shared if r["round"] == shared[-1]["round"]] if shared else None
         self.trace, self.first = trajectory(self.spec, last)
-        run.on_event(ev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, self.stored))
+        run.on_event(nev.NetworkPlanned(run.run_id, self.names, self.spec.rounds, self.stored))
 
     async def advance(self) -> bool:
         return self.stored <= self.spec.rounds
@@ -130,7 +131,7 @@ class TheoryNetwork:
         await self.run_.recorder.record_step_rows(rows, self.partial, COLLECTION)
         self.partial = set()
         self.stored += 1
-        self.run_.on_event(ev.NetworkRoundStored(self.run_.run_id, t, rows))
+        self.run_.on_event(nev.NetworkRoundStored(self.run_.run_id, t, rows))
 
     def _rows(self, t: int) -> list[dict]:
         """Round t's rows; round 0 is the table's answers (thoughts included), as in an LLM run."""

@@ -23,7 +23,7 @@ from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
-from simulator.services import world_runs
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.spec import ConversationSpec
@@ -232,7 +232,7 @@ def create(store: Store, plan: ReplayPlan, user: str) -> dict:
     else:
         assert isinstance(spec, NetworkSpec)
         document = {**network_runs.run_document(plan.view, spec, user), **extra}
-    return world_runs.create(store, document, user)
+    return runs.create(store, document, user)
 
 
 async def run(

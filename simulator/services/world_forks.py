@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from simulator.domain.fork import WORLD_UNITS, StepPoint, repetition_seeds
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.services import world_runs
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.store import lineage
 from simulator.store.store import Store
@@ -196,7 +196,7 @@ def create_run(
     else:
         assert isinstance(spec, NetworkSpec)
         document = network_runs.run_document(view, spec, user, extra)
-    return world_runs.create(store, document, user)
+    return runs.create(store, document, user)
 
 
 async def preflight(kind: str, spec: BaseModel, llms: LLMAccess) -> None:

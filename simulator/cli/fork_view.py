@@ -63,7 +63,7 @@ def show_plan(app: AppContext, plan: forks.ForkPlan) -> None:
 
         network_header(app, plan.specs[0])
     else:
-        from simulator.cli.commands.run import print_header
+        from simulator.worlds.chat.cli.run import print_header
 
         print_header(app, plan.specs[0])
 

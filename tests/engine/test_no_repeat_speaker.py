@@ -11,7 +11,7 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from simulator.cli.commands.run import _terminal_picker
+from simulator.worlds.chat.cli.run import _terminal_picker
 from simulator.domain.experiment import LLMChoice
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy

@@ -65,6 +65,9 @@ class RunPart(Protocol):
         document, its experiment and its spec when the caller holds them (read from the store
         and validated otherwise); a world may take more keywords of its own."""
 
+    # optional: `stored_rows(store, doc) -> dict`, what `runs.transcript` shows of a stored
+    # run besides its document (default: {"<unit>s": its rows}, the unit the domain's RUN_UNIT)
+
 
 def run_part(kind: str) -> RunPart:
     """The world `kind`'s runs part (imported on first use)."""

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.sweep_names import resolve_llm
+from simulator.domain.world import domain_of
 from simulator.engine import events as ev
 from simulator.engine.recorder import StoreRecorder
 from simulator.errors import UserError
@@ -24,6 +25,7 @@ from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
 from simulator.services.experiments import ExperimentView
 from simulator.services.run_parts import run_part
+from simulator.store import lineage
 from simulator.store.lineage import Prefix
 from simulator.store.store import Store
 from simulator.worlds import kind_of
@@ -164,6 +166,20 @@ async def resume(
     """Finish a stopped run: it continues after its last stored step and answers its finished
     calls from the ledger."""
     return await run(store, run_id, llms, on_event, stop)
+
+
+def transcript(store: Store, run_id: str) -> dict:
+    """The run document and what it stored, for display or --json: the world's `stored_rows`
+    when it has them (a chat's messages and summaries), else its rows under its unit's plural
+    ("steps", "rounds"); a fork's shared ones first (each says the run that stored it)."""
+    doc = store.conversations.get(run_id)
+    if "experiment" not in doc and doc.get("sweep_id"):
+        doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
+    kind = kind_of(doc)
+    stored_rows = getattr(run_part(kind), "stored_rows", None)
+    if stored_rows is not None:
+        return {"conversation": doc, **stored_rows(store, doc)}
+    return {"conversation": doc, f"{domain_of(kind).RUN_UNIT}s": lineage.full_rows(store, doc)}
 
 
 def choose_llm(

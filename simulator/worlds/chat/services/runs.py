@@ -259,19 +259,15 @@ async def run(
     return RunOutcome(conversation_id, status, recorder.error, dict(recorder.counters))
 
 
+def stored_rows(store: Store, doc: dict) -> dict:
+    """A conversation's messages and summaries, a fork's prefix first."""
+    messages, summaries = lineage.full_transcript(store, doc)
+    return {"messages": messages, "summaries": summaries}
+
+
 def transcript(store: Store, conversation_id: str) -> dict:
-    """The conversation document, its messages and summaries, for display or --json."""
-    doc = store.conversations.get(conversation_id)
-    if "experiment" not in doc and doc.get("sweep_id"):
-        doc["experiment"] = store.sweeps.get(doc["sweep_id"])["experiment"]
-    # a grid run's step rows, a network run's round rows in place of messages; a fork's
-    # shared ones first (each says the run that stored it: `conversation_id`)
-    if doc.get("kind") == "grid":
-        return {"conversation": doc, "steps": lineage.full_rows(store, doc)}
-    if doc.get("kind") == "network":
-        return {"conversation": doc, "rounds": lineage.full_rows(store, doc)}
-    messages, summaries = lineage.full_transcript(store, doc)  # a fork's prefix first
-    return {"conversation": doc, "messages": messages, "summaries": summaries}
+    """The run document (of any world) and what it stored, for display or --json."""
+    return runs.transcript(store, conversation_id)
 
 
 def prompts(store: Store, conversation_id: str) -> list[dict]:

@@ -4,7 +4,7 @@ fields for every kind."""
 from __future__ import annotations
 
 from simulator.cli.context import AppContext
-from simulator.worlds.chat.services.runs import RunOutcome
+from simulator.services.runs import RunOutcome
 
 
 def print_run_json(app: AppContext, outcome: RunOutcome, kind: str) -> None:

@@ -1,5 +1,5 @@
-"""The `--json` result of a run (a grid or network run, a resumed run of any kind): the same
-fields for every kind."""
+"""The `--json` result of a run (`llm-sim run`, a resumed run): the same fields for every
+world, its kind included."""
 
 from __future__ import annotations
 

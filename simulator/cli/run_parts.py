@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import click
@@ -36,6 +37,16 @@ class LiveSink(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class RunChoices:
+    """The options every world's run takes (`llm-sim run`'s common options)."""
+
+    llm: str | None = None
+    seed: int | None = None
+    as_json: bool = False
+    pools: dict[str, int] = field(default_factory=dict)
+
+
 class RunCLIPart(Protocol):
     GROUP: str  # the heading of its options in `run --help`, e.g. "2D community options"
     THIS: str  # how a refusal names one of its experiments, e.g. "a grid experiment"
@@ -45,15 +56,7 @@ class RunCLIPart(Protocol):
     OPTIONS: tuple[click.Option, ...]
 
     def run(
-        self,
-        app: AppContext,
-        view: ExperimentView,
-        options: dict[str, Any],
-        *,
-        llm: str | None,
-        seed: int | None,
-        as_json: bool,
-        pools: dict[str, int],
+        self, app: AppContext, view: ExperimentView, options: dict[str, Any], choices: RunChoices
     ) -> RunOutcome:
         """Check the options (by their names in OPTIONS; others, from -W, are the world's
         settings by name), plan the spec and run it (`execute`)."""
@@ -114,6 +117,18 @@ def execute(
     if as_json:
         print_run_json(app, outcome, view.kind)
     return outcome
+
+
+def plan_and_execute(
+    app: AppContext,
+    view: ExperimentView,
+    options: dict[str, Any],
+    choices: RunChoices,
+    **world: Any,
+) -> RunOutcome:
+    """Plan the run from the world's options and run it live (`execute`)."""
+    spec = runs.plan(view, options, llm=choices.llm, seed=choices.seed)
+    return execute(app, view, spec, choices.as_json, choices.pools, **world)
 
 
 def given(option: click.Option, value: object) -> bool:

@@ -11,6 +11,7 @@ import click
 from simulator.cli.context import AppContext
 from simulator.cli.params import SEED, pool_sizes
 from simulator.cli.run_parts import (
+    RunChoices,
     execute,
     refuse_foreign,
     run_cli_part,
@@ -70,6 +71,6 @@ def run_cmd(
     cli = run_cli_part(view.kind)
     options = {o.name: flags.get(o.name) for o in cli.OPTIONS if o.name is not None}
     options.update(world_settings(ctx, view.kind, world_pairs, flags))
-    outcome = cli.run(app, view, options, llm=llm, seed=seed, as_json=as_json, pools=sizes)
+    outcome = cli.run(app, view, options, RunChoices(llm, seed, as_json, sizes))
     if outcome.status == "failed":
         raise SystemExit(1)

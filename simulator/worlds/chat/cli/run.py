@@ -9,7 +9,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.live import LiveView
-from simulator.cli.run_parts import execute
+from simulator.cli.run_parts import RunChoices, execute
 from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
 from simulator.errors import UserError
@@ -102,18 +102,11 @@ OPTIONS = (
 
 
 def run(
-    app: AppContext,
-    view: ExperimentView,
-    options: dict[str, Any],
-    *,
-    llm: str | None,
-    seed: int | None,
-    as_json: bool,
-    pools: dict[str, int],
+    app: AppContext, view: ExperimentView, options: dict[str, Any], choices: RunChoices
 ) -> RunOutcome:
     """Plan the conversation, ask for the speakers at the terminal with --speaker manual, run
     it live."""
-    spec = runs.plan(view, options, llm=llm, seed=seed)
+    spec = runs.plan(view, options, llm=choices.llm, seed=choices.seed)
     assert isinstance(spec, ConversationSpec)
     world: dict[str, Any] = {}
     if spec.speaker_method == "manual":
@@ -125,7 +118,7 @@ def run(
                 fix="run it in a terminal, or choose round_robin, random, role_alternating or auto",
             )
         world["manual_input"] = _terminal_picker()
-    return execute(app, view, spec, as_json, pools, **world)
+    return execute(app, view, spec, choices.as_json, choices.pools, **world)
 
 
 def live_view(app: AppContext, as_json: bool) -> LiveView:

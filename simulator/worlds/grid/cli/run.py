@@ -7,11 +7,10 @@ from typing import Any
 import click
 
 from simulator.cli.context import AppContext
-from simulator.cli.run_parts import execute
+from simulator.cli.run_parts import RunChoices, plan_and_execute
 from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
 from simulator.errors import UserError
-from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
 from simulator.worlds.grid.cli.live import GridLiveView
@@ -111,20 +110,12 @@ def probe_line(spec: GridSpec) -> str:
 
 
 def run(
-    app: AppContext,
-    view: ExperimentView,
-    options: dict[str, Any],
-    *,
-    llm: str | None,
-    seed: int | None,
-    as_json: bool,
-    pools: dict[str, int],
+    app: AppContext, view: ExperimentView, options: dict[str, Any], choices: RunChoices
 ) -> RunOutcome:
     """Plan the grid run (`agents` a number; the other options fields of the experiment's
     world), run it live."""
     world = {**options, "agents": grid_agents(options.get("agents"))}
-    spec = runs.plan(view, world, llm=llm, seed=seed)
-    return execute(app, view, spec, as_json, pools)
+    return plan_and_execute(app, view, world, choices)
 
 
 def live_view(app: AppContext, as_json: bool) -> GridLiveView:
@@ -143,5 +134,4 @@ def run_grid_cli(
 ) -> RunOutcome:
     """Plan the grid run with the world's values over the experiment's, run it live (the
     menus' way in)."""
-    spec = runs.plan(view, world, llm=llm, seed=seed)
-    return execute(app, view, spec, as_json, pools)
+    return plan_and_execute(app, view, world, RunChoices(llm, seed, as_json, pools or {}))

@@ -9,12 +9,11 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.params import numbers
-from simulator.cli.run_parts import execute
+from simulator.cli.run_parts import RunChoices, plan_and_execute
 from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
 from simulator.engine import events as ev
 from simulator.errors import UserError
-from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
 from simulator.worlds.network.domain.experiment import NetworkSpec
@@ -186,30 +185,14 @@ def run_line(event: ev.NetworkPlanned | ev.ConversationFinished) -> str:
 
 
 def run(
-    app: AppContext,
-    view: ExperimentView,
-    options: dict[str, Any],
-    *,
-    llm: str | None,
-    seed: int | None,
-    as_json: bool,
-    pools: dict[str, int],
+    app: AppContext, view: ExperimentView, options: dict[str, Any], choices: RunChoices
 ) -> RunOutcome:
     """Plan the network run (the options network settings by name, `--theory` the theory's
     run), run it."""
     settings = {SETTING_OF.get(name, name): value for name, value in options.items()}
     theory = bool(settings.pop("theory", False))
     settings["free_chat"] = free_chat_rounds(settings.get("free_chat"))
-    return run_network_cli(
-        app,
-        view,
-        llm=llm,
-        seed=seed,
-        settings=settings,
-        as_json=as_json,
-        pools=pools,
-        theory=theory,
-    )
+    return _run(app, view, settings, theory, choices)
 
 
 class RoundLines:
@@ -240,12 +223,17 @@ def run_network_cli(
     pools: dict[str, int] | None = None,
     theory: bool = False,
 ) -> RunOutcome:
-    """Resolve the spec, preflight the model, store the run, run it."""
-    if theory and pools:
+    """Resolve the spec with the settings over the experiment's, run it (the menus' way in)."""
+    return _run(app, view, settings, theory, RunChoices(llm, seed, as_json, pools or {}))
+
+
+def _run(
+    app: AppContext, view: ExperimentView, settings: dict, theory: bool, choices: RunChoices
+) -> RunOutcome:
+    if theory and choices.pools:
         raise UserError(
             "--pool does not apply to a theory run: it calls no model",
             field="--pool",
             fix="leave --pool out, or --theory",
         )
-    spec = runs.plan(view, {**settings, "theory": theory}, llm=llm, seed=seed)
-    return execute(app, view, spec, as_json, pools)
+    return plan_and_execute(app, view, {**settings, "theory": theory}, choices)

@@ -63,3 +63,17 @@ def pool_sizes(pools: tuple[str, ...]) -> dict[str, int]:
             )
         sizes[key] = int(size)
     return sizes
+
+
+def numbers(text: str | None, flag: str) -> list[int] | None:
+    """`0,5,25` as [0, 5, 25] (absent: None); anything but whole numbers is refused by name."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
+        raise UserError(
+            f"{text!r} is not a list of whole numbers",
+            field=flag,
+            fix=f"write e.g. {flag} 0,5,25",
+        )
+    return [int(p) for p in parts]

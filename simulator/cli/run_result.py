@@ -1,10 +1,10 @@
-"""The `--json` result of a run (a grid or network run, a resumed run of any kind): the same
-fields for every kind."""
+"""The `--json` result of a run (`llm-sim run`, a resumed run): the same fields for every
+world, its kind included."""
 
 from __future__ import annotations
 
 from simulator.cli.context import AppContext
-from simulator.worlds.chat.services.runs import RunOutcome
+from simulator.services.runs import RunOutcome
 
 
 def print_run_json(app: AppContext, outcome: RunOutcome, kind: str) -> None:

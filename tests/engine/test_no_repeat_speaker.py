@@ -11,7 +11,6 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from simulator.cli.commands.run import _terminal_picker
 from simulator.domain.experiment import LLMChoice
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
@@ -19,6 +18,7 @@ from simulator.services import experiments as exp_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.cli.run import _terminal_picker
 from simulator.worlds.chat.engine.agents import Agent
 from simulator.worlds.chat.engine.speakers import TurnState, fallback_speaker
 from simulator.worlds.chat.services import runs as conv_service

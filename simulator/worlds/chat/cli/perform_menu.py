@@ -149,7 +149,7 @@ def perform(app: AppContext, view: ExperimentView) -> None:
         return
     manual = manual_picker() if method == "manual" else None
     try:
-        outcome = run_cmd.execute(app, view, spec, False, manual)
+        outcome = run_cmd.execute(app, view, spec, False, manual_input=manual)
     except KeyboardInterrupt:
         app.console.print("Stopped at once; the conversation is kept, marked interrupted.")
         return

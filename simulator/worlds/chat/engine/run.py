@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
+from simulator.domain.llm_display import llm_name
 from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
@@ -72,11 +73,6 @@ class ConversationRun:
     manual_input: InputFunction | None = None
     embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
     edit: ForkEdit | None = None  # a fork's: the researcher's message at the fork point
-
-
-def llm_name(choice: LLMChoice) -> str:
-    """How displays name an LLM entry: its model, and its label when it has one."""
-    return f"{choice.model} as {choice.label}" if choice.label else choice.model
 
 
 ConversationFailed = StepFailed  # the name older callers catch

@@ -1,28 +1,34 @@
-"""Conversation operations shared by `llm-sim run`, `conversation …` and the menus."""
+"""A group chat's runs (its part of services/runs.py: plan, stored document, models, run) and
+the conversation operations `conversation …` and the menus share."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
 from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.fork import ForkEdit
 from simulator.domain.seeds import unseeded_note
-from simulator.domain.sweep_names import resolve_llm
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
-from simulator.engine.recorder import StoreRecorder
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
-from simulator.llm.base import FatalBackendError
 from simulator.memory.services.blocks import embedder_for
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView, parse_counts
+from simulator.services.runs import (  # noqa: F401  (callers import them from here too)
+    RunOutcome,
+    choose_llm,
+    experiment_snapshot,
+    recorder_for,
+    run_view,
+)
 from simulator.store import lineage
-from simulator.store.lineage import Prefix
 from simulator.store.store import Store
+from simulator.worlds.chat.domain.profile import profile_switches
 from simulator.worlds.chat.domain.spec import ConversationSpec
 from simulator.worlds.chat.engine.agents import build_agents
 from simulator.worlds.chat.engine.run import ConversationRun, llm_name, run_conversation
@@ -30,47 +36,6 @@ from simulator.worlds.chat.engine.speakers import InputFunction
 from simulator.worlds.chat.services import memory as chat_memory
 
 KIND = "conversation"
-
-
-def choose_llm(
-    experiment: Experiment,
-    model: str | None,
-    field: str,
-    notes: list[str] | None = None,
-    run_seed: int | None = None,
-) -> LLMChoice:
-    """A model string to an LLM choice: the experiment's own (with its parameters) if listed,
-    else the model with the experiment's default sampling, noted in `notes` (without the
-    default's seed when the run has its own `run_seed`, which replaces it)."""
-    if model is None:
-        return experiment.llms[0]
-    _refuse_ambiguous(experiment, model, field)
-    try:
-        choice, note = resolve_llm(experiment, model, run_seed)
-    except ValidationError as exc:
-        raise UserError(
-            exc.errors()[0]["msg"].removeprefix("Value error, "),
-            field=field,
-            fix="use a model string such as local:smollm2 or ollama:llama3",
-        ) from None
-    if note and notes is not None and note not in notes:
-        notes.append(note)
-    return choice
-
-
-def _refuse_ambiguous(experiment: Experiment, model: str, field: str) -> None:
-    """A model string listed under several labels could mean any of them: ask for the label."""
-    model = model.strip()
-    if any(c.key == model for c in experiment.llms):
-        return
-    labels = [c.key for c in experiment.llms if c.model == model]
-    if len(labels) > 1:
-        raise UserError(
-            f"{model} is listed {len(labels)} times in the experiment, as "
-            f"{', '.join(labels)}, each with its own sampling parameters",
-            field=field,
-            fix=f"name the entry by its label, e.g. {field} {labels[0]}",
-        )
 
 
 def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:
@@ -178,82 +143,83 @@ def left_out_roles(agents: str, counts: dict[str, int]) -> list[str]:
     return [f"agents: {given} (not in --agents; a role left out gets 1 agent)"]
 
 
+# the keyword options `plan` passes on to `build_spec` (the rest it reads itself)
+SPEC_OPTIONS = (
+    "days",
+    "speaker",
+    "llm_for",
+    "manager_llm",
+    "summarizer_llm",
+    "message_counting",
+    "allow_repeat_speaker",
+)
+SWITCHES = ("reply_cleaning", "speaker_format")  # over the profile's, when given
+
+
+def plan(
+    view: ExperimentView,
+    options: dict[str, Any],
+    *,
+    llm: str | None = None,
+    seed: int | None = None,
+) -> ConversationSpec:
+    """A chat's spec from the run options (`agents` and `total_messages` required; `profile`
+    and the switches over it; the rest as `build_spec` takes them)."""
+    given = {k: v for k, v in options.items() if v is not None}
+    agents, total_messages = given.pop("agents", None), given.pop("total_messages", None)
+    if agents is None or total_messages is None:
+        missing = "--agents" if agents is None else "--messages"
+        raise UserError(
+            f"a chat experiment needs {missing}",
+            field=missing,
+            fix="give e.g. --agents guard=1,prisoner=2 --messages 20",
+        )
+    switches = profile_switches(given.pop("profile", "default"))
+    switches.update({name: given.pop(name) for name in SWITCHES if name in given})
+    unknown = [name for name in given if name not in SPEC_OPTIONS]
+    if unknown:
+        known = ", ".join(("agents", "messages", "profile", *SWITCHES, *SPEC_OPTIONS))
+        raise UserError(
+            f"{', '.join(unknown)}: not a setting of a group chat",
+            field=unknown[0],
+            fix=f"use one of {known}",
+        )
+    if "llm_for" in given:
+        given["llm_for"] = tuple(given["llm_for"])
+    spec = build_spec(
+        view, agents=agents, total_messages=int(total_messages), llm=llm, seed=seed, **given
+    )
+    return spec.model_copy(update=switches)
+
+
+def run_document(
+    view: ExperimentView, spec: ConversationSpec, user: str, extra: dict | None = None
+) -> dict:
+    """The fields of a stored conversation: the house's, each agent's role and the day split."""
+    agents = [
+        {"name": a.name, "role": a.role, "model": a.llm.model, "llm_label": a.llm.key}
+        for a in build_agents(view.experiment, spec)
+    ]
+    dumped = spec.model_dump(mode="json")
+    # agent turns per day, under the spec's counting
+    return runs.document(view, dumped, agents, user, day_split=spec.day_turns, **(extra or {}))
+
+
 def create(
     store: Store, view: ExperimentView, spec: ConversationSpec, user: str, extra: dict | None = None
 ) -> dict:
     """Store a pending conversation holding the spec and a snapshot of the experiment."""
-    agents = build_agents(view.experiment, spec)
-    store.users.ensure(user)
-    return store.conversations.create(
-        {
-            "experiment_id": view.id,
-            "experiment_version": view.version,
-            "owner": user,
-            "spec": spec.model_dump(mode="json"),
-            "experiment": view.experiment.model_dump(mode="json"),
-            "agents": [
-                {"name": a.name, "role": a.role, "model": a.llm.model, "llm_label": a.llm.key}
-                for a in agents
-            ],
-            "day_split": spec.day_turns,  # agent turns per day, under the spec's counting
-            **(extra or {}),
-        }
-    )
+    return runs.create(store, run_document(view, spec, user, extra), user)
+
+
+def models(spec: ConversationSpec) -> list[LLMChoice]:
+    """Every agent's model, the manager's and the summarizer's."""
+    return [*spec.role_llms.values(), *(c for c in (spec.manager_llm, spec.summarizer_llm) if c)]
 
 
 async def preflight(spec: ConversationSpec, llms: LLMAccess) -> None:
     """Check every model before anything is written; a failure is a UserError (exit 2)."""
-    choices = [*spec.role_llms.values(), *(c for c in (spec.manager_llm, spec.summarizer_llm) if c)]
-    try:
-        await llms.preflight(choices)
-    except FatalBackendError as exc:
-        raise UserError(str(exc)) from None
-
-
-def experiment_snapshot(store: Store, doc: dict) -> dict:
-    """The experiment a stored run was created from: on the run, or on its sweep."""
-    return doc.get("experiment") or store.sweeps.get(doc["sweep_id"])["experiment"]
-
-
-def run_view(doc: dict, experiment: object) -> ExperimentView:
-    """The experiment a stored run ran with, as services take one: its snapshot (`experiment`,
-    see `experiment_snapshot`), id, owner and version (a replay or a fork keeps all four)."""
-    return ExperimentView(
-        id=doc.get("experiment_id", ""),
-        owner=doc.get("owner", ""),
-        experiment=experiment,  # type: ignore[arg-type]
-        created_at=None,
-        updated_at=None,
-        duplicated_from=None,
-        version=doc.get("experiment_version", ""),
-    )
-
-
-def recorder_for(
-    store: Store,
-    doc: dict,
-    on_call: Callable[[dict], None] | None,
-    lease_owner: str | None,
-    shared: Prefix | None = None,
-) -> StoreRecorder:
-    """The recorder of a stored run (a chat or a grid): a run never started has nothing of
-    its own to read back; a fork reads what it shares from its parent (`shared`)."""
-    return StoreRecorder(
-        store,
-        doc["_id"],
-        on_call=on_call,
-        lease_owner=lease_owner,
-        never_started=doc.get("started_at") is None,
-        shared=shared,
-    )
-
-
-@dataclass
-class RunOutcome:
-    conversation_id: str
-    status: str
-    error: str | None
-    counters: dict
+    await runs.preflight("chat", spec, llms)
 
 
 async def run(
@@ -267,13 +233,15 @@ async def run(
     on_call: Callable[[dict], None] | None = None,
     lease_owner: str | None = None,
     doc: dict | None = None,
+    spec: ConversationSpec | None = None,
 ) -> RunOutcome:
     """Run or resume one stored conversation. A sweep passes its experiment snapshot and the
-    conversation document its claim returned."""
+    conversation document its claim returned; a new run its experiment and spec too."""
     doc = doc or store.conversations.get(conversation_id)
     if experiment is None:
         experiment = Experiment.from_stored(experiment_snapshot(store, doc))
-    spec = ConversationSpec.model_validate(doc["spec"])
+    if spec is None:
+        spec = ConversationSpec.model_validate(doc["spec"])
     recorder = recorder_for(store, doc, on_call, lease_owner, lineage.prefix(store, doc))
     conversation = ConversationRun(
         conversation_id,
@@ -291,12 +259,15 @@ async def run(
     return RunOutcome(conversation_id, status, recorder.error, dict(recorder.counters))
 
 
-def transcript(store: Store, conversation_id: str) -> dict:
-    """The run document and its rows, whatever its world, for display or --json
-    (simulator/services/transcripts.py)."""
-    from simulator.services.transcripts import transcript as read
+def stored_rows(store: Store, doc: dict) -> dict:
+    """A conversation's messages and summaries, a fork's prefix first."""
+    messages, summaries = lineage.full_transcript(store, doc)
+    return {"messages": messages, "summaries": summaries}
 
-    return read(store, conversation_id)
+
+def transcript(store: Store, conversation_id: str) -> dict:
+    """The run document (of any world) and what it stored, for display or --json."""
+    return runs.transcript(store, conversation_id)
 
 
 def prompts(store: Store, conversation_id: str) -> list[dict]:

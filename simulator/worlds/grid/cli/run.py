@@ -1,38 +1,42 @@
-"""`llm-sim run` of a grid experiment: its flags, header, live field and result."""
+"""`llm-sim run` of a grid experiment: its flags, header and live field."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from typing import Any
 
 import click
 
 from simulator.cli.context import AppContext
-from simulator.cli.interrupts import StoppedRuns, run_until_stopped
-from simulator.cli.live import run_access
-from simulator.cli.run_result import print_run_json
+from simulator.cli.run_parts import RunChoices, plan_and_execute
+from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
-from simulator.worlds.chat.engine.run import llm_name
-from simulator.worlds.chat.services.runs import RunOutcome
+from simulator.services.runs import RunOutcome
 from simulator.worlds.grid.cli.live import GridLiveView
 from simulator.worlds.grid.domain.experiment import GridSpec
-from simulator.worlds.grid.services import runs as grid_runs
 
+GROUP = "2D community options"
+THIS = "a grid experiment"
+THESE = "grid experiments"
+TAKES = "a grid run takes --agents N, --steps, --radius, --width, --height, --llm and --seed"
 
-def grid_options(command: Callable) -> Callable:
-    """The world flags of a grid run; each overrides the experiment's value."""
-    for name, text in reversed(
-        (
-            ("--steps", "Grid: steps to run (default: the experiment's)."),
-            ("--radius", "Grid: message range, Chebyshev distance (default: the experiment's)."),
-            ("--width", "Grid: field width (default: the experiment's)."),
-            ("--height", "Grid: field height (default: the experiment's)."),
+OPTIONS = (
+    click.Option(
+        ["--agents"],
+        metavar="N",
+        help="The number of agents (default: the experiment's).",
+    ),
+    *(
+        click.Option([flag], type=click.IntRange(min=0), help=text)
+        for flag, text in (
+            ("--steps", "Steps to run (default: the experiment's)."),
+            ("--radius", "Message range, Chebyshev distance (default: the experiment's)."),
+            ("--width", "Field width (default: the experiment's)."),
+            ("--height", "Field height (default: the experiment's)."),
         )
-    ):
-        command = click.option(name, type=click.IntRange(min=0), help=text)(command)
-    return command
+    ),
+)
 
 
 def grid_agents(agents: str | None) -> int | None:
@@ -47,34 +51,6 @@ def grid_agents(agents: str | None) -> int | None:
             fix="give the number of agents, e.g. --agents 10",
         )
     return int(text)
-
-
-def refuse_chat_flags(
-    given: dict[str, object], speaker: str, days: int, counting: str, repeat: bool
-) -> None:
-    """A chat flag on a grid run would be silently ignored: refuse it instead."""
-    named = [flag for flag, value in given.items() if value not in (None, ())]
-    named += ["--speaker"] if speaker != "round_robin" else []
-    named += ["--days"] if days != 1 else []
-    named += ["--message-counting"] if counting != "agent_turns" else []
-    named += ["--allow-repeat-speaker"] if repeat else []
-    if named:
-        raise UserError(
-            f"{', '.join(named)} belong to group chats; this is a grid experiment",
-            field=named[0],
-            fix="leave them out; a grid run takes --agents N, --steps, --radius, --width, "
-            "--height, --llm and --seed",
-        )
-
-
-def refuse_grid_flags(given: dict[str, int | None]) -> None:
-    named = [flag for flag, value in given.items() if value is not None]
-    if named:
-        raise UserError(
-            f"{', '.join(named)} belong to grid experiments; this is a group chat",
-            field=named[0],
-            fix="leave them out, or run a grid experiment (kind: grid)",
-        )
 
 
 def print_header(app: AppContext, spec: GridSpec) -> None:
@@ -133,6 +109,19 @@ def probe_line(spec: GridSpec) -> str:
     return "; ".join(parts) or "nothing asked"
 
 
+def run(
+    app: AppContext, view: ExperimentView, options: dict[str, Any], choices: RunChoices
+) -> RunOutcome:
+    """Plan the grid run (`agents` a number; the other options fields of the experiment's
+    world), run it live."""
+    world = {**options, "agents": grid_agents(options.get("agents"))}
+    return plan_and_execute(app, view, world, choices)
+
+
+def live_view(app: AppContext, as_json: bool) -> GridLiveView:
+    return GridLiveView.for_output(app.console, as_json)
+
+
 def run_grid_cli(
     app: AppContext,
     view: ExperimentView,
@@ -143,25 +132,6 @@ def run_grid_cli(
     as_json: bool,
     pools: dict[str, int] | None = None,
 ) -> RunOutcome:
-    """Preflight the model, store the run, run it live."""
-    spec = grid_runs.build_spec(view, llm=llm, seed=seed, world=world)
-    live = GridLiveView.for_output(app.console, as_json)
-    llms = run_access(app.err, as_json, pools)
-    runs = StoppedRuns(live)
-
-    async def go(stop: asyncio.Event) -> RunOutcome:
-        try:
-            await grid_runs.preflight(spec, llms)
-            doc = grid_runs.create(app.store, view, spec, app.user)
-            runs.add(doc["_id"])
-            return await grid_runs.run(app.store, doc["_id"], llms, on_event=runs, stop=stop)
-        finally:
-            live.close()
-            await llms.aclose()
-
-    if not as_json:
-        print_header(app, spec)
-    outcome = run_until_stopped(go, app.err, runs)
-    if as_json:
-        print_run_json(app, outcome, "grid")
-    return outcome
+    """Plan the grid run with the world's values over the experiment's, run it live (the
+    menus' way in)."""
+    return plan_and_execute(app, view, world, RunChoices(llm, seed, as_json, pools or {}))

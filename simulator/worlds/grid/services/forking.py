@@ -3,7 +3,7 @@ a step (services/world_forks.py); its one model is the spec's `llm` (the house's
 
 from __future__ import annotations
 
-from simulator.services import world_runs
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
 from simulator.worlds.grid.domain.experiment import GridSpec
@@ -14,7 +14,7 @@ run = grid_runs.run
 
 
 def create(store: Store, view: ExperimentView, spec: GridSpec, user: str, extra: dict) -> dict:
-    return world_runs.create(store, grid_runs.run_document(view, spec, user, extra), user)
+    return runs.create(store, grid_runs.run_document(view, spec, user, extra), user)
 
 
 def last_complete(spec: GridSpec, rows: list[dict]) -> int:

@@ -1,28 +1,26 @@
-"""Grid run operations shared by `llm-sim run`, sweeps and the menus: spec, create, run."""
+"""A grid's runs (its part of services/runs.py: plan, stored document, models, run), shared by
+`llm-sim run`, sweeps and the menus."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
+from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_display import llm_name
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.memory.services.blocks import embedder_for, resolve_memory
-from simulator.services import world_runs
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
+from simulator.services.runs import RunOutcome, choose_llm, experiment_snapshot, recorder_for
 from simulator.store import lineage
 from simulator.store.store import Store
-from simulator.worlds.chat.engine.run import llm_name
-from simulator.worlds.chat.services.runs import (
-    RunOutcome,
-    choose_llm,
-    experiment_snapshot,
-    recorder_for,
-)
 from simulator.worlds.grid.domain.experiment import GridExperiment, GridSpec, GridWorld
 from simulator.worlds.grid.domain.measures import resolved_measures
 from simulator.worlds.grid.engine.run import GridRun, run_grid
@@ -98,22 +96,40 @@ def build_spec(
     )
 
 
+def plan(
+    view: ExperimentView,
+    options: dict[str, Any],
+    *,
+    llm: str | None = None,
+    seed: int | None = None,
+) -> GridSpec:
+    """A grid's spec from the run options: each a field of the experiment's world (`agents`
+    a number), over the experiment's."""
+    return build_spec(view, llm=llm, seed=seed, world=options)
+
+
 def run_document(
     view: ExperimentView, spec: GridSpec, user: str, extra: dict | None = None
 ) -> dict:
     """The fields of a stored grid run (the store adds id, status, counters and times)."""
+    agents = runs.agent_entries(spec.names, spec.llm, "")
     dumped = spec.model_dump(mode="json")
-    return world_runs.run_document("grid", view, dumped, spec.names, spec.llm, user, extra)
+    return runs.document(view, dumped, agents, user, kind="grid", **(extra or {}))
 
 
 def create(store: Store, view: ExperimentView, spec: GridSpec, user: str) -> dict:
     """Store a pending grid run holding the spec and a snapshot of the experiment."""
-    return world_runs.create(store, run_document(view, spec, user), user)
+    return runs.create(store, run_document(view, spec, user), user)
+
+
+def models(spec: GridSpec) -> list[LLMChoice]:
+    """The one model every agent calls."""
+    return [spec.llm]
 
 
 async def preflight(spec: GridSpec, llms: LLMAccess) -> None:
     """Check the model before anything is written; a failure is a UserError (exit 2)."""
-    await world_runs.preflight(spec.llm, llms)
+    await runs.preflight("grid", spec, llms)
 
 
 async def run(
@@ -126,15 +142,18 @@ async def run(
     on_call: Callable[[dict], None] | None = None,
     lease_owner: str | None = None,
     doc: dict | None = None,
+    spec: GridSpec | None = None,
 ) -> RunOutcome:
-    """Run or resume one stored grid run (a sweep passes its snapshot and claimed document);
-    a fork continues from the rows it shares with its parent."""
+    """Run or resume one stored grid run (a sweep passes its snapshot and claimed document, a
+    new run its experiment and spec too); a fork continues from the rows it shares with its
+    parent."""
     doc = doc or store.conversations.get(run_id)
     if experiment is None:
         experiment = GridExperiment.from_stored(experiment_snapshot(store, doc))
     # a fork reads the rows before its fork point from its parent (store/lineage.py)
     recorder = recorder_for(store, doc, on_call, lease_owner, lineage.world_prefix(store, doc))
-    spec = GridSpec.model_validate(doc["spec"])
+    if spec is None:
+        spec = GridSpec.model_validate(doc["spec"])
     grid_run = GridRun(
         run_id,
         experiment,

@@ -1,50 +1,54 @@
-"""`llm-sim run` of an opinion-network experiment: its flags, header, round lines and result."""
+"""`llm-sim run` of an opinion-network experiment: its flags, header and round lines."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import click
 
 from simulator.cli.context import AppContext
-from simulator.cli.interrupts import StoppedRuns, run_until_stopped
-from simulator.cli.live import run_access
-from simulator.cli.run_result import print_run_json
+from simulator.cli.params import numbers
+from simulator.cli.run_parts import RunChoices, plan_and_execute
+from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
-from simulator.worlds.chat.engine.run import llm_name
-from simulator.worlds.chat.services.runs import RunOutcome
-from simulator.worlds.grid.cli.sweep_options import numbers
+from simulator.services.runs import RunOutcome
 from simulator.worlds.network.domain.experiment import NetworkSpec
 from simulator.worlds.network.engine import events as nev
-from simulator.worlds.network.services import runs as network_runs
 
+GROUP = "Opinion network options"
+THIS = "an opinion-network experiment"
+THESE = "network experiments"
+TAKES = (
+    "a network run takes --rounds, --scenario, --agents-table, --free-chat, --llm or "
+    "--theory, --seed and --pool (the graph sets the number of agents)"
+)
 
-def network_options(command: Callable) -> Callable:
-    """The flags of a network run; each overrides the experiment's value."""
-    for name, text in reversed(
-        (
-            ("--rounds", "Network: rounds after round 0 (default: the experiment's)."),
-            ("--scenario", "Network: a shipped scenario's name or a YAML file."),
-            ("--agents-table", "Network: the agents CSV ('synthetic': the shipped table)."),
-            (
-                "--free-chat",
-                "Network: rounds before whose answers friends message each other, e.g. 2,3 "
-                "('none': no free chat; default: the experiment's network.free_chat).",
-            ),
-        )
-    ):
-        kind = click.IntRange(min=1) if name == "--rounds" else str
-        command = click.option(name, type=kind, help=text)(command)
-    return click.option(
-        "--theory",
+OPTIONS = (
+    click.Option(
+        ["--rounds"],
+        type=click.IntRange(min=1),
+        help="Rounds after round 0 (default: the experiment's).",
+    ),
+    click.Option(["--scenario"], help="A shipped scenario's name or a YAML file."),
+    click.Option(["--agents-table"], help="The agents CSV ('synthetic': the shipped table)."),
+    click.Option(
+        ["--free-chat"],
+        help="Rounds before whose answers friends message each other, e.g. 2,3 ('none': no "
+        "free chat; default: the experiment's network.free_chat).",
+    ),
+    click.Option(
+        ["--theory"],
         is_flag=True,
-        help="Network: run the coevolution theory (no model) on the same graph, agents and "
-        "rounds: the LLM runs' twin in measures and the report.",
-    )(command)
+        help="Run the coevolution theory (no model) on the same graph, agents and rounds: the "
+        "LLM runs' twin in measures and the report.",
+    ),
+)
+# the options that are network settings under another name
+SETTING_OF = {"agents_table": "agents"}
 
 
 def free_chat_rounds(text: str | None) -> list[int] | None:
@@ -54,17 +58,6 @@ def free_chat_rounds(text: str | None) -> list[int] | None:
     if text.strip().lower() == "none":
         return []
     return numbers(text, "--free-chat")
-
-
-def refuse_flags(given: dict[str, object], kind: str, fix: str) -> None:
-    """Flags of another kind would be silently ignored: refuse them instead."""
-    named = [flag for flag, value in given.items() if value not in (None, (), False)]
-    if named:
-        raise UserError(
-            f"{', '.join(named)} do not apply to {kind}",
-            field=named[0],
-            fix=fix,
-        )
 
 
 def print_header(app: AppContext, spec: NetworkSpec) -> None:
@@ -192,6 +185,34 @@ def run_line(event: nev.NetworkPlanned | ev.ConversationFinished) -> str:
     )
 
 
+def run(
+    app: AppContext, view: ExperimentView, options: dict[str, Any], choices: RunChoices
+) -> RunOutcome:
+    """Plan the network run (the options network settings by name, `--theory` the theory's
+    run), run it."""
+    settings = {SETTING_OF.get(name, name): value for name, value in options.items()}
+    theory = bool(settings.pop("theory", False))
+    settings["free_chat"] = free_chat_rounds(settings.get("free_chat"))
+    return _run(app, view, settings, theory, choices)
+
+
+class RoundLines:
+    """The live view of a network run: its id and one line per stored round."""
+
+    def __init__(self, app: AppContext, quiet: bool):
+        self.on_event = round_printer(app, quiet)
+
+    def __call__(self, event: ev.Event) -> None:
+        self.on_event(event)
+
+    def close(self) -> None:
+        pass
+
+
+def live_view(app: AppContext, as_json: bool) -> RoundLines:
+    return RoundLines(app, as_json)
+
+
 def run_network_cli(
     app: AppContext,
     view: ExperimentView,
@@ -203,29 +224,17 @@ def run_network_cli(
     pools: dict[str, int] | None = None,
     theory: bool = False,
 ) -> RunOutcome:
-    """Resolve the spec, preflight the model, store the run, run it."""
-    if theory and pools:
+    """Resolve the spec with the settings over the experiment's, run it (the menus' way in)."""
+    return _run(app, view, settings, theory, RunChoices(llm, seed, as_json, pools or {}))
+
+
+def _run(
+    app: AppContext, view: ExperimentView, settings: dict, theory: bool, choices: RunChoices
+) -> RunOutcome:
+    if theory and choices.pools:
         raise UserError(
             "--pool does not apply to a theory run: it calls no model",
             field="--pool",
             fix="leave --pool out, or --theory",
         )
-    spec = network_runs.build_spec(view, llm=llm, seed=seed, settings=settings, theory=theory)
-    llms = run_access(app.err, as_json, pools)
-    runs = StoppedRuns(round_printer(app, as_json))
-
-    async def go(stop: asyncio.Event) -> RunOutcome:
-        try:
-            await network_runs.preflight(spec, llms)
-            doc = network_runs.create(app.store, view, spec, app.user)
-            runs.add(doc["_id"])
-            return await network_runs.run(app.store, doc["_id"], llms, runs, stop)
-        finally:
-            await llms.aclose()
-
-    if not as_json:
-        print_header(app, spec)
-    outcome = run_until_stopped(go, app.err, runs)
-    if as_json:
-        print_run_json(app, outcome, "network")
-    return outcome
+    return plan_and_execute(app, view, {**settings, "theory": theory}, choices)

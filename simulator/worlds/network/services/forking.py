@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from simulator.domain.fork import StepPoint
 from simulator.errors import UserError
-from simulator.services import world_runs
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.store.store import Store
 from simulator.worlds.network.domain.experiment import NetworkSpec
@@ -18,7 +18,7 @@ RANGE_NOTE = " (round 0 is the agents table's answers)"
 
 
 def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str, extra: dict) -> dict:
-    return world_runs.create(store, network_runs.run_document(view, spec, user, extra), user)
+    return runs.create(store, network_runs.run_document(view, spec, user, extra), user)
 
 
 def last_complete(spec: NetworkSpec, rows: list[dict]) -> int:

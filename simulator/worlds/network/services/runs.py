@@ -1,4 +1,5 @@
-"""Opinion-network run operations shared by `llm-sim run` and the tests: spec, create, run."""
+"""An opinion network's runs (its part of services/runs.py: plan, stored document, models,
+run), shared by `llm-sim run`, sweeps and the tests."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import asyncio
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
+from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_display import llm_name
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.errors import UserError
@@ -16,17 +20,11 @@ from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import create_embedder
 from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.services.blocks import resolve_memory
-from simulator.services import world_runs
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
+from simulator.services.runs import RunOutcome, choose_llm, experiment_snapshot, recorder_for
 from simulator.store import lineage
 from simulator.store.store import Store
-from simulator.worlds.chat.engine.run import llm_name
-from simulator.worlds.chat.services.runs import (
-    RunOutcome,
-    choose_llm,
-    experiment_snapshot,
-    recorder_for,
-)
 from simulator.worlds.network.domain.agents_table import AgentRow, agent_groups, read_agents
 from simulator.worlds.network.domain.experiment import (
     SYNTHETIC_TABLE,
@@ -183,6 +181,20 @@ def _theory_defaults(chosen: NetworkSettings, agents: int) -> list[str]:
     ]
 
 
+def plan(
+    view: ExperimentView,
+    options: dict[str, Any],
+    *,
+    llm: str | None = None,
+    seed: int | None = None,
+) -> NetworkSpec:
+    """A network's spec from the run options: `theory` (the coevolution theory's run, no
+    model) and the experiment's network settings by name over its own."""
+    settings = dict(options)
+    theory = bool(settings.pop("theory", False))
+    return build_spec(view, llm=llm, seed=seed, settings=settings, theory=theory)
+
+
 def run_document(
     view: ExperimentView, spec: NetworkSpec, user: str, extra: dict | None = None
 ) -> dict:
@@ -190,19 +202,24 @@ def run_document(
     dumped = spec.model_dump(mode="json")
     if spec.is_theory:  # every switch, defaults included: the run says what it played
         dumped["settings"]["theory"] = spec.settings.theory.full()
-    return world_runs.run_document("network", view, dumped, spec.names, spec.llm, user, extra)
+    agents = runs.agent_entries(spec.names, spec.llm, THEORY)
+    return runs.document(view, dumped, agents, user, kind="network", **(extra or {}))
 
 
 def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
     """Store a pending network run holding the resolved spec and the experiment's snapshot."""
-    return world_runs.create(store, run_document(view, spec, user), user)
+    return runs.create(store, run_document(view, spec, user), user)
+
+
+def models(spec: NetworkSpec) -> list[LLMChoice]:
+    """The one model every agent calls; none for the theory."""
+    return [] if spec.llm is None else [spec.llm]
 
 
 async def preflight(spec: NetworkSpec, llms: LLMAccess) -> None:
     """Check the model before anything is written; a failure is a UserError (exit 2). The
     theory has no model to check."""
-    if spec.llm is not None:
-        await world_runs.preflight(spec.llm, llms)
+    await runs.preflight("network", spec, llms)
 
 
 async def run(
@@ -214,13 +231,18 @@ async def run(
     on_call: Callable[[dict], None] | None = None,
     lease_owner: str | None = None,
     doc: dict | None = None,
+    experiment: NetworkExperiment | None = None,
+    spec: NetworkSpec | None = None,
 ) -> RunOutcome:
-    """Run or resume one stored network run."""
+    """Run or resume one stored network run (a new run passes its experiment and spec: the
+    spec holds all the run reads)."""
     doc = doc or store.conversations.get(run_id)
-    NetworkExperiment.from_stored(experiment_snapshot(store, doc))  # a run of this kind
+    if experiment is None:
+        NetworkExperiment.from_stored(experiment_snapshot(store, doc))  # a run of this kind
     # a fork reads the rows before its fork point from its parent (store/lineage.py)
     recorder = recorder_for(store, doc, on_call, lease_owner, lineage.world_prefix(store, doc))
-    spec = NetworkSpec.model_validate(doc["spec"])
+    if spec is None:
+        spec = NetworkSpec.model_validate(doc["spec"])
     stream = spec.memory.is_stream and not spec.is_theory
     network_run = NetworkRun(
         run_id,

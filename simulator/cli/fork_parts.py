@@ -22,9 +22,7 @@ from simulator.worlds import part
 
 
 class ForkView(Protocol):
-    def print_header(self, app: AppContext, spec: BaseModel) -> None:
-        """What will run (on stderr), with every value nobody chose, as `llm-sim run` prints
-        it."""
+    """What a fork shows besides `llm-sim run`'s header (the world's cli/run.py prints that)."""
 
     # optional: the run's live view (default: the message lines of cli/live.py)
     def live_view(self, console: Console, as_json: bool) -> LiveView: ...

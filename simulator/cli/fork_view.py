@@ -6,16 +6,17 @@ import asyncio
 from typing import Any
 
 from simulator.cli.context import AppContext
-from simulator.cli.fork_parts import fork_view, listener, live_view
+from simulator.cli.fork_parts import listener, live_view
 from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
+from simulator.cli.run_parts import run_cli_part
 from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import forks
 from simulator.services.fork_parts import fork_part
+from simulator.services.runs import RunOutcome
 from simulator.worlds import kind_of
-from simulator.worlds.chat.services.runs import RunOutcome
 
 
 def fork_cli(
@@ -56,7 +57,7 @@ def show_plan(app: AppContext, plan: forks.ForkPlan) -> None:
     the values nobody chose (`default: …`); on stderr, as `conversation fork` prints them."""
     for note in plan.notes:
         app.err.print(f"fork: {note}", markup=False, highlight=False)
-    fork_view(plan.kind).print_header(app, plan.specs[0])
+    run_cli_part(plan.kind).print_header(app, plan.specs[0])
 
 
 class _Live:

@@ -1,6 +1,6 @@
 """A world added later gets the listings, `conversation show`, the experiment menu, the main
 menu's create entry and the transcript by shipping its own parts only (cli/views.py, and
-services/transcript.py where its rows are not one per step): nothing in the house names it."""
+services/runs.py's stored_rows where its rows are not one per step): the house names none."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from simulator.cli.interactive.app import main_entries
 from simulator.cli.interactive.experiment_menu import entries_for
 from simulator.cli.transcript_view import listing_row, show_transcript, unit_rows
 from simulator.cli.view_parts import CreateFlow, MenuEntry, views_of
-from simulator.services.transcripts import run_rows, transcript
+from simulator.services.runs import transcript
 from simulator.worlds import WorldRow, register, unregister
 
 PACKAGE = "toy_world_for_views"
@@ -63,9 +63,9 @@ def toy(monkeypatch):
             show_rows=_show_rows,
         ),
         f"{PACKAGE}.services": _module(f"{PACKAGE}.services"),
-        f"{PACKAGE}.services.transcript": _module(
-            f"{PACKAGE}.services.transcript",
-            rows=lambda store, doc: {"turns": [{"turn": 1, "agent": "Ada"}]},
+        f"{PACKAGE}.services.runs": _module(
+            f"{PACKAGE}.services.runs",
+            stored_rows=lambda store, doc: {"turns": [{"turn": 1, "agent": "Ada"}]},
         ),
     }
     for name, module in parts.items():
@@ -112,9 +112,8 @@ def test_a_toy_world_gets_the_experiment_menu_and_a_create_entry(toy):
     assert views_of("toy").roles_cell(None) == "toy: 2 hummers"
 
 
-def test_a_toy_world_reads_its_rows_through_its_transcript_part(toy):
+def test_a_toy_world_reads_its_rows_through_its_runs_part(toy):
     store = SimpleNamespace(conversations=SimpleNamespace(get=lambda _id: dict(RUN)))
-    assert run_rows(store, RUN) == {"turns": [{"turn": 1, "agent": "Ada"}]}
     assert transcript(store, "conv_toy")["turns"] == [{"turn": 1, "agent": "Ada"}]
 
 

@@ -14,7 +14,7 @@ from simulator.errors import UserError
 from simulator.memory.domain.records import MEMORY_TYPES
 from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing
-from simulator.services import transcripts
+from simulator.services import runs
 from simulator.services.experiments import foreign_note
 from simulator.worlds.chat.services import runs as service
 
@@ -70,7 +70,7 @@ def list_cmd(
 @click.pass_obj
 def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json: bool) -> None:
     """Show a conversation (anyone may view any conversation)."""
-    data = transcripts.transcript(app.store, conversation_id)
+    data = runs.transcript(app.store, conversation_id)
     calls = service.prompts(app.store, conversation_id) if with_prompts else None
     if as_json:
         if calls is not None:

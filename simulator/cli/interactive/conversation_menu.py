@@ -22,7 +22,7 @@ from simulator.errors import NotFound
 from simulator.memory.cli import menu as memory_menu
 from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing_service
-from simulator.services import transcripts
+from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.worlds.chat.services import runs as conv_service
 
@@ -108,7 +108,7 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
         if picked == "back":
             return
         if picked == "view":
-            show_transcript(app.console, transcripts.transcript(app.store, conversation_id))
+            show_transcript(app.console, runs.transcript(app.store, conversation_id))
         elif picked == "prompts":
             _prompts(app, conversation_id)
         elif picked == "memories":

@@ -1,14 +1,13 @@
-"""The group chat's forks on screen (simulator/cli/fork_parts.py): `llm-sim run`'s chat header,
-and the browser's questions of what a fork changes from its message on (fork_questions.py)."""
+"""The group chat's forks on screen (simulator/cli/fork_parts.py): the browser's questions
+of what a fork changes from its message on (fork_questions.py)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from simulator.cli.commands.run import print_header
 from simulator.cli.context import AppContext
 
-__all__ = ["ask_changes", "print_header"]
+__all__ = ["ask_changes"]
 
 
 def ask_changes(app: AppContext, doc: dict, spec: BaseModel) -> dict:

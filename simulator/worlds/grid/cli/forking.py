@@ -1,14 +1,13 @@
-"""The 2D community's forks on screen (simulator/cli/fork_parts.py): `llm-sim run`'s grid
-header, and the field drawn step by step while a fork runs."""
+"""The 2D community's forks on screen (simulator/cli/fork_parts.py): the field drawn step by
+step while a fork runs."""
 
 from __future__ import annotations
 
 from rich.console import Console
 
 from simulator.worlds.grid.cli.live import GridLiveView
-from simulator.worlds.grid.cli.run import print_header
 
-__all__ = ["live_view", "print_header"]
+__all__ = ["live_view"]
 
 
 def live_view(console: Console, as_json: bool) -> GridLiveView:

@@ -29,13 +29,13 @@ import time
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import experiments as exp_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import runs as conv_service
 
 MODEL = "local:smollm2"

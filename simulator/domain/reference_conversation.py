@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.reference_experiment import ExperimentImport
 from simulator.domain.reference_source import (
     TOOL,
@@ -27,6 +27,7 @@ from simulator.domain.reference_source import (
     source_block,
     text_of,
 )
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import SPEAKER_METHODS, ConversationSpec
 
 RESEARCHER = "Researcher"

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice, Role, Section
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.reference_source import (
     Unconvertible,
@@ -26,6 +26,7 @@ from simulator.domain.reference_source import (
     parse_datetime,
     text_of,
 )
+from simulator.worlds.chat.domain.experiment import Experiment, Role, Section
 
 # utility/consts.py MAX_CONTEXT_LEN: the reference built every Ollama model from a Modelfile
 # with `PARAMETER num_ctx 10000`

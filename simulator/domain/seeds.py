@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 
 
 def unseeded_note(choices: list[LLMChoice | None]) -> str:

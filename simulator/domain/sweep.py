@@ -20,7 +20,6 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.experiment import Experiment, Name
 from simulator.domain.fork_sweep import ForkBlock
 from simulator.domain.ids import content_hash
 from simulator.domain.limits import (
@@ -29,6 +28,7 @@ from simulator.domain.limits import (
     MAX_SEED,
     check_sweep_size,
 )
+from simulator.domain.llm_choice import Name
 from simulator.domain.sweep_design import (
     CELL_AGENTS,
     CELL_LLM,
@@ -49,6 +49,7 @@ from simulator.domain.sweep_names import (
     resolve_llm,
     to_llm_choice,
 )
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.profile import ChatProfile, profile_switches
 from simulator.worlds.chat.domain.spec import (
     MessageCounting,

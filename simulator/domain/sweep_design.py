@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator.domain.experiment import Experiment, Name
 from simulator.domain.limits import MAX_SWEEP_CONVERSATIONS
+from simulator.domain.llm_choice import Name
 from simulator.domain.sweep_names import (
     SweepError,
     check_llm_name,
@@ -22,6 +22,7 @@ from simulator.domain.sweep_names import (
     role_counts,
 )
 from simulator.domain.variants import variant_slots
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import SPEAKER_METHODS
 
 if TYPE_CHECKING:

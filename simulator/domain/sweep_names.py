@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.model_strings import has_hidden_characters
+from simulator.worlds.chat.domain.experiment import Experiment
 
 if TYPE_CHECKING:
     from simulator.domain.sweep import SweepSpec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulator.domain.experiment import Experiment, Section
+from simulator.worlds.chat.domain.experiment import Experiment, Section
 
 SHARED = "shared"
 

@@ -16,8 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork import ForkEdit
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.errors import StoreUnavailable
 from simulator.llm.retry import AttemptLedger

@@ -11,8 +11,8 @@ from datetime import datetime
 import numpy as np
 
 from simulator.domain.clock import now
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.engine.ports import Progress, TranscriptTaken

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.providers import provider_of
 from simulator.errors import UserError
 from simulator.llm.registry import create_backend

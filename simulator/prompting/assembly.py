@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simulator.domain.experiment import Experiment, Section
 from simulator.prompting.placeholders import resolve
+from simulator.worlds.chat.domain.experiment import Experiment, Section
 from simulator.worlds.chat.domain.spec import ConversationSpec
 
 

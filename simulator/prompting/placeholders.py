@@ -17,7 +17,7 @@ from simulator.domain.plural import inflect_engine
 from simulator.domain.verbs import is_base_form, third_person_singular
 
 if TYPE_CHECKING:
-    from simulator.domain.experiment import Experiment
+    from simulator.worlds.chat.domain.experiment import Experiment
 
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 ROLE_SUFFIXES = ("NOUN", "POSS", "NUM", "NUM_WORD", "PRON", "POSS_PRON")

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.domain.clock import as_datetime
-from simulator.domain.experiment import Experiment
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE
 from simulator.domain.world import domain_of, experiment_kind
 from simulator.domain.yaml_io import dump_yaml, validate_model
@@ -18,6 +17,7 @@ from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import AnyExperiment, to_model
 from simulator.store.store import Store
 from simulator.worlds import DEFAULT_KIND, row, rows
+from simulator.worlds.chat.domain.experiment import Experiment
 
 KIND = "experiment"
 

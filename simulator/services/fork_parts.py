@@ -20,8 +20,8 @@ from typing import Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork import StepPoint
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.world import domain_of
 from simulator.engine import events as ev
 from simulator.errors import UserError

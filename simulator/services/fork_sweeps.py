@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork_sweep import (
     ForkBlock,
     ParentSettings,
@@ -25,6 +24,7 @@ from simulator.domain.fork_sweep import (
     paired_seed,
     refuse_changes,
 )
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_design import CELL_AGENTS
 from simulator.domain.sweep_names import SweepError, resolve_llm, role_counts, to_llm_choice

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.replay_verdict import (
     Verdict,
     compare,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.engine import events as ev
 from simulator.llm.access import LLMAccess
 from simulator.store.store import Store

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.sweep_names import resolve_llm
 from simulator.domain.world import domain_of
 from simulator.engine import events as ev
@@ -29,6 +29,7 @@ from simulator.store import lineage
 from simulator.store.lineage import Prefix
 from simulator.store.store import Store
 from simulator.worlds import kind_of
+from simulator.worlds.chat.domain.experiment import Experiment
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.seeds import unseeded_note
 from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_names import resolve_llm, to_llm_choice

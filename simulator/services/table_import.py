@@ -17,14 +17,15 @@ from pathlib import Path
 from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.clock import now
-from simulator.domain.experiment import Experiment, LLMChoice, Role, Section
 from simulator.domain.ids import content_hash
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.table_mapping import TableMapping, load_mapping
 from simulator.domain.table_rows import ImportRow, Sheet, build_rows
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services.table_reading import read_sheets, sha256
 from simulator.store.repositories.experiments import imported_document
 from simulator.store.store import Store
+from simulator.worlds.chat.domain.experiment import Experiment, Role, Section
 from simulator.worlds.chat.domain.spec import ConversationSpec
 
 TOOL = "table"

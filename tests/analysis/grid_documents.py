@@ -7,7 +7,7 @@ are built with the domain's own delivery and move rules, as the engine builds th
 
 from __future__ import annotations
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.worlds.grid.domain.experiment import GridExperiment, GridPrompts, GridSpec, GridWorld
 from simulator.worlds.grid.domain.rules import (
     agent_names,

@@ -18,11 +18,11 @@ from simulator.cli.commands.demo import (
     first_call,
     with_demo_sampling,
 )
-from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import experiments as exp_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import runs as conv_service
 
 TUNED = ("temperature", "top_p", "top_k", "max_tokens")

@@ -8,8 +8,8 @@ from test_menu_keys import keys
 
 from simulator.cli.interactive import create
 from simulator.cli.interactive.draft import Draft
-from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
+from simulator.worlds.chat.domain.experiment import Experiment
 
 FINISH = "\x1b\r"  # Esc then Enter submits a multi-line answer
 CLEAR_LINE = "\x15"

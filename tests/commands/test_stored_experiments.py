@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.store.repositories.experiments import to_model
+from simulator.worlds.chat.domain.experiment import Experiment
 
 SPEC = {
     "starting_message": "Begin.",

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.model_strings import check_model_string, has_hidden_characters
 from simulator.domain.reference_source import Unconvertible, text_of
 from simulator.errors import UserError
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.network.domain.csv_text import read_csv_text
 from simulator.worlds.network.domain.experiment import NetworkExperiment
 from simulator.worlds.network.domain.experiment_files import check_experiment_files

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment
 from simulator.prompting.assembly import agent_system_prompt, assemble_sections, render_all
 from simulator.prompting.placeholders import resolve
+from simulator.worlds.chat.domain.experiment import Experiment
 
 
 def make(text: str, roles=("Guard", "Prisoner"), pronouns=None) -> Experiment:

@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from simulator.domain import model_strings
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.providers import EXAMPLES, PROVIDERS, provider_of
 from simulator.llm import registry, retry
 from simulator.llm.access import LLMAccess

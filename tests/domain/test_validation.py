@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
+from simulator.worlds.chat.domain.experiment import Experiment
 
 GOOD = """\
 name: t

@@ -10,12 +10,12 @@ import asyncio
 
 import pytest
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import runs as conv_service
 
 LLMS = [

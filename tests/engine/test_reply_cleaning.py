@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.prompting.echoes import clean_echoes
 from simulator.testing import StubLLMServer
 from simulator.worlds.chat.domain.spec import ConversationSpec

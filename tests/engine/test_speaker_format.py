@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.testing import StubLLMServer
 from simulator.worlds.chat.domain.spec import ConversationSpec
 from simulator.worlds.chat.prompting.transcript import Line, agent_messages

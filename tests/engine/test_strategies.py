@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.prompting.bleed import trim_reply
 from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
 from simulator.worlds.chat.engine.agents import Agent

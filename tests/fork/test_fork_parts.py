@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from simulator import worlds
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.fork import StepPoint, point_of
+from simulator.domain.llm_choice import LLMChoice
 from simulator.errors import UserError
 from simulator.services import fork_parts
 from simulator.store import lineage

@@ -18,7 +18,7 @@ from simulator.domain.endpoint_secrets import (
     refusal,
     split_query,
 )
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError

@@ -18,13 +18,13 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chat_memory_helpers import PRISON, SHIPPED, STREAM, chat_reply, experiment_file
 
-from simulator.domain.experiment import Experiment
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.memory.engine.keeper import COUNTERS
 from simulator.services import experiments as exp_service
 from simulator.testing import StubLLMServer
 from simulator.testing.cancelled_run import run_cancelling
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.engine.memory import ChatMemory
 from simulator.worlds.chat.prompting.transcript import REMEMBER
 from simulator.worlds.chat.services import runs as conv_service

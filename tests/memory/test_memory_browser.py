@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.errors import NotFound, UserError
 from simulator.memory.analysis.browser import (
     SimClock,

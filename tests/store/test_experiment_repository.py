@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
 from simulator.errors import NotFound, PermissionRefused
 from simulator.services import experiments as service
 from simulator.store.migrations import SCHEMA_VERSION, current_version
+from simulator.worlds.chat.domain.experiment import Experiment
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import load_model
 from simulator.store.repositories.experiments import experiment_version, spec_of
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.grid.domain.experiment import GridExperiment
 from simulator.worlds.grid.domain.probe import NewsProbe, Probe
 from simulator.worlds.network.domain.experiment import NetworkExperiment

@@ -14,7 +14,6 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.ids import content_hash
 from simulator.domain.sweep import SweepError, SweepSpec, cells, describe, expand
 from simulator.domain.yaml_io import load_model
@@ -22,6 +21,7 @@ from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.chat.domain.experiment import Experiment
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.experiment import Experiment
 from simulator.domain.sweep import SweepSpec, cells, expand
 from simulator.domain.variants import apply_variants
 from simulator.domain.yaml_io import load_model
@@ -23,6 +22,7 @@ from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.chat.domain.experiment import Experiment
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"

@@ -17,7 +17,7 @@ from simulator.cli.commands.run import execute
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import FixedNote, run_until_stopped
 from simulator.cli.params import SEED
-from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
@@ -27,6 +27,7 @@ from simulator.prompting.assembly import render_all
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import experiments as exp_service
 from simulator.store.repositories.experiments import experiment_version
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
 from simulator.worlds.chat.prompting.transcript import agent_messages, day_opening
 from simulator.worlds.chat.services import runs as conv_service

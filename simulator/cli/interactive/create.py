@@ -13,11 +13,11 @@ from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.draft import Draft
 from simulator.cli.interactive.llms import ask_llms, edit_llms
 from simulator.cli.render import rendered_prompts
-from simulator.domain.experiment import NAME_PATTERN, Experiment
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.prompting.assembly import render_all
 from simulator.services import experiments as service
+from simulator.worlds.chat.domain.experiment import NAME_PATTERN, Experiment
 
 PRONOUNS = ("he", "she", "it", "they")
 

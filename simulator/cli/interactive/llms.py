@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from simulator.cli.interactive import prompts as ask
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.model_strings import check_model_string
 from simulator.domain.params import GenerationParams
 from simulator.domain.providers import EXAMPLES as PROVIDER_EXAMPLES

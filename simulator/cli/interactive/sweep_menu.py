@@ -11,7 +11,6 @@ from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
-from simulator.domain.experiment import Experiment
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.plural import count
 from simulator.domain.variants import variant_slots
@@ -22,6 +21,7 @@ from simulator.worlds.chat.cli.perform_menu import (
     SPEAKER_HELP,
     enough_messages,
 )
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
 
 SWEEP_METHODS = [m for m in SPEAKER_METHODS if m != "manual"]  # sweeps run unattended

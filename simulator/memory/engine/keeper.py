@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.engine.ports import MemoryShelf
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params

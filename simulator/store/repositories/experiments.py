@@ -8,7 +8,6 @@ from pydantic import BaseModel
 from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.clock import now
-from simulator.domain.experiment import Experiment
 from simulator.domain.ids import content_hash, new_id
 from simulator.domain.world import domain_of, experiment_kind
 from simulator.errors import NotFound, PermissionRefused
@@ -16,6 +15,7 @@ from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index
 from simulator.worlds import DEFAULT_KIND, kind_of
+from simulator.worlds.chat.domain.experiment import Experiment
 
 SCHEMA_VERSION = 1
 # fields added after experiments were stored: at their default they stay out of the stored spec

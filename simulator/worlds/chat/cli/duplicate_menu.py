@@ -10,11 +10,11 @@ from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.interactive.create import STEPS, preview
 from simulator.cli.interactive.draft import Draft
-from simulator.domain.experiment import Experiment
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
 from simulator.services.experiments import ExperimentView
+from simulator.worlds.chat.domain.experiment import Experiment
 
 COPY_FIELDS = (
     "starting_message",

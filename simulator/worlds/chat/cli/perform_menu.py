@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from simulator.cli.commands import run as run_cmd
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.domain.experiment import LLMChoice
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.llm_choice import LLMChoice
 from simulator.services.experiments import ExperimentView
 from simulator.worlds.chat.domain.spec import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS, split_messages
 from simulator.worlds.chat.engine.run import llm_name

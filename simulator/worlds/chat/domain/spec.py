@@ -13,11 +13,12 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.limits import MAX_AGENTS_PER_ROLE, MAX_SEED
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.vocabulary import SPEAKER_METHODS as SPEAKER_METHODS  # still importable here
 from simulator.domain.vocabulary import SpeakerMethod
 from simulator.memory.domain.settings import MemorySettings
+from simulator.worlds.chat.domain.experiment import Experiment
 
 MessageCounting = Literal["agent_turns", "reference"]
 # What the clean text of a reply leaves out (the raw reply is always kept beside it).

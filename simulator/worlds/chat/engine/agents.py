@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.domain.experiment import Experiment, LLMChoice
+from simulator.domain.llm_choice import LLMChoice
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec
 
 

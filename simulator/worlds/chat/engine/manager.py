@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.llm.base import BackendError
 from simulator.llm.retry import Attempt, ResilientBackend

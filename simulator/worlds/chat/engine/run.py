@@ -15,8 +15,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.llm_display import llm_name
 from simulator.domain.params import GenerationParams
 from simulator.domain.variants import apply_variants
@@ -34,6 +34,7 @@ from simulator.prompting.assembly import (
 )
 from simulator.prompting.bleed import Trimmed, trim_reply
 from simulator.prompting.echoes import clean_echoes
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec
 from simulator.worlds.chat.engine.agents import Agent, build_agents
 from simulator.worlds.chat.engine.manager import ManagerPicks

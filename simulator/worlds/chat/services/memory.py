@@ -6,10 +6,10 @@ single run and a sweep's cell run with the same block and the same notes.
 
 from __future__ import annotations
 
-from simulator.domain.experiment import Experiment
 from simulator.errors import UserError
 from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.services.blocks import resolve_memory
+from simulator.worlds.chat.domain.experiment import Experiment
 
 NONE_NOTE = (
     "memory: none, so later days open with the starting message alone (the day summaries are "

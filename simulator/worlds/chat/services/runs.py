@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import Experiment, LLMChoice
 from simulator.domain.fork import ForkEdit
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.seeds import unseeded_note
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -28,6 +28,7 @@ from simulator.services.runs import (  # noqa: F401  (callers import them from h
 )
 from simulator.store import lineage
 from simulator.store.store import Store
+from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.profile import profile_switches
 from simulator.worlds.chat.domain.spec import ConversationSpec
 from simulator.worlds.chat.engine.agents import build_agents

@@ -19,8 +19,8 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.llm_choice import LLMChoice, Name, reject_duplicates
 from simulator.memory.domain.settings import MemorySettings
 from simulator.worlds.grid.domain.measures import GridMeasures
 from simulator.worlds.grid.domain.personality import PersonalityProbe

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, model_serializer, model_validator
 
-from simulator.domain.experiment import Name
+from simulator.domain.llm_choice import Name
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 from simulator.memory.domain.settings import ABLATIONS, MemoryKind, MemorySettings
 from simulator.worlds.grid.domain.experiment import (

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
 from simulator.worlds.grid.domain.probe import Probe, parse_yes_no
 from simulator.worlds.grid.prompting.interviews import knows_messages, news_messages

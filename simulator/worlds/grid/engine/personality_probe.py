@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
 from simulator.worlds.grid.domain.personality import PersonalityProbe, load_inventory, parse_choice
 

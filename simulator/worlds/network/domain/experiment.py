@@ -25,8 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.experiment import LLMChoice, Name, reject_duplicates
 from simulator.domain.limits import MAX_SEED
+from simulator.domain.llm_choice import LLMChoice, Name, reject_duplicates
 from simulator.errors import UserError
 from simulator.memory.domain.settings import MemorySettings
 from simulator.worlds.network.domain.agents_table import MAX_AGENT_ROWS, AgentRow

@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from simulator.domain.experiment import Name
 from simulator.domain.ids import content_hash
+from simulator.domain.llm_choice import Name
 from simulator.domain.world_sweep import PlannedRun, SweepSeeds, expand_cells
 from simulator.worlds.network.domain.agents_table import MAX_AGENT_ROWS
 from simulator.worlds.network.domain.experiment import THEORY, NetworkExperiment

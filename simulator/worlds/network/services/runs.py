@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.domain.experiment import LLMChoice
+from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.llm_display import llm_name
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev

@@ -1,13 +1,13 @@
-"""The experiment: what a researcher defines once and runs many times. Pure data, validated."""
+"""The group chat's experiment: roles, their prompt sections, the starting message and the
+summarizer; what a researcher defines once and runs many times. Pure data, validated."""
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -17,23 +17,9 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.endpoint_secrets import check_http_url, refusal
 from simulator.domain.limits import MAX_ROLES
-from simulator.domain.params import GenerationParams
+from simulator.domain.llm_choice import LLMChoice, Name, reject_duplicates
 from simulator.memory.domain.settings import MemorySettings
-
-
-def strip_name(value: object) -> object:
-    """Names and titles lose surrounding spaces; one made only of spaces is refused."""
-    if isinstance(value, str):
-        value = value.strip()
-        if not value:
-            raise ValueError("is blank (only spaces); give it a visible name")
-    return value
-
-
-# A name, title or label: stripped, never blank. Lengths are set per field.
-Name = Annotated[str, BeforeValidator(strip_name)]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9 _\-']*$")
 Pronoun = Literal["he", "she", "it", "they"]
@@ -120,56 +106,6 @@ class Role(BaseModel):
     def tag(self) -> str:
         """The placeholder stem: 'police officer' -> 'POLICE_OFFICER'."""
         return re.sub(r"[^A-Z0-9]+", "_", self.name.upper()).strip("_")
-
-
-class LLMChoice(BaseModel):
-    """A model an experiment may use, with its default sampling parameters."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(min_length=3, max_length=300)
-    params: GenerationParams = Field(default_factory=GenerationParams)
-    base_url: str | None = Field(default=None, max_length=300)
-    # Names this entry when the same model appears twice with different sampling parameters
-    # (the reference tool allowed it); sweeps, --llm and the ledger use it. None: the model.
-    label: Name | None = Field(default=None, min_length=1, max_length=120)
-
-    @field_validator("label")
-    @classmethod
-    def _label_is_not_a_model_string(cls, value: str | None) -> str | None:
-        if value is not None and ":" in value:
-            raise ValueError(
-                f"label {value!r} contains ':', which would read as a model string; "
-                "use letters, digits, spaces, '-', '_' or '.' (e.g. 'llama3 t=0.7')"
-            )
-        return value
-
-    @property
-    def key(self) -> str:
-        """What sweeps, --llm and the ledger call this entry: its label, else its model string."""
-        return self.label or self.model
-
-    @field_validator("model")
-    @classmethod
-    def _known_backend(cls, value: str) -> str:
-        from simulator.domain.model_strings import check_model_string
-
-        return check_model_string(value)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
-        """An http(s) URL that spells out no secret (a `${VAR}` reference stands in for one,
-        domain/endpoint_secrets.py); one read back from the store is only checked as a URL,
-        so an experiment saved before the rule still opens."""
-        if value is None:
-            return None
-        value = check_http_url(value)
-        stored = bool(info.context and info.context.get("stored"))
-        refused = None if stored else refusal(value)
-        if refused:
-            raise ValueError(refused)
-        return value
 
 
 class Experiment(BaseModel):
@@ -283,11 +219,3 @@ def _section_texts(section: Section, path: str) -> list[tuple[str, str]]:
         if content is not None:
             texts.append((f"{path}.variants.{name}", content))
     return texts
-
-
-def reject_duplicates(values: list[str], what: str) -> None:
-    seen: set[str] = set()
-    for value in values:
-        if value in seen:
-            raise ValueError(f"duplicate {what}: {value!r}; each must be unique")
-        seen.add(value)

@@ -1,0 +1,89 @@
+"""What every world's experiment holds besides its own content: names, and the LLMs it may use
+with their sampling parameters."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+
+from simulator.domain.endpoint_secrets import check_http_url, refusal
+from simulator.domain.params import GenerationParams
+
+
+def strip_name(value: object) -> object:
+    """Names and titles lose surrounding spaces; one made only of spaces is refused."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            raise ValueError("is blank (only spaces); give it a visible name")
+    return value
+
+
+# A name, title or label: stripped, never blank. Lengths are set per field.
+Name = Annotated[str, BeforeValidator(strip_name)]
+
+
+class LLMChoice(BaseModel):
+    """A model an experiment may use, with its default sampling parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=3, max_length=300)
+    params: GenerationParams = Field(default_factory=GenerationParams)
+    base_url: str | None = Field(default=None, max_length=300)
+    # Names this entry when the same model appears twice with different sampling parameters
+    # (the reference tool allowed it); sweeps, --llm and the ledger use it. None: the model.
+    label: Name | None = Field(default=None, min_length=1, max_length=120)
+
+    @field_validator("label")
+    @classmethod
+    def _label_is_not_a_model_string(cls, value: str | None) -> str | None:
+        if value is not None and ":" in value:
+            raise ValueError(
+                f"label {value!r} contains ':', which would read as a model string; "
+                "use letters, digits, spaces, '-', '_' or '.' (e.g. 'llama3 t=0.7')"
+            )
+        return value
+
+    @property
+    def key(self) -> str:
+        """What sweeps, --llm and the ledger call this entry: its label, else its model string."""
+        return self.label or self.model
+
+    @field_validator("model")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        from simulator.domain.model_strings import check_model_string
+
+        return check_model_string(value)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An http(s) URL that spells out no secret (a `${VAR}` reference stands in for one,
+        domain/endpoint_secrets.py); one read back from the store is only checked as a URL,
+        so an experiment saved before the rule still opens."""
+        if value is None:
+            return None
+        value = check_http_url(value)
+        stored = bool(info.context and info.context.get("stored"))
+        refused = None if stored else refusal(value)
+        if refused:
+            raise ValueError(refused)
+        return value
+
+
+def reject_duplicates(values: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"duplicate {what}: {value!r}; each must be unique")
+        seen.add(value)

@@ -34,6 +34,7 @@ from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.store import open_store_uri
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import runs as conv_service
@@ -146,7 +147,7 @@ async def run_all(seeds: list[int], messages: int) -> tuple[list[Result], float]
                 summarizer_llm=MODEL,
                 seed=seed,
             )
-            doc = conv_service.create(store, view, spec, "bench")
+            doc = run_service.create_run(store, view, spec, "bench")
             jobs.append((result, doc["_id"]))
 
     async def one(result: Result, conversation_id: str) -> None:

@@ -31,8 +31,9 @@ prompts get the stub's echo of the prompt's start.
 
 `--hf` adds the HF part: a tiny randomly initialised Llama (tests/llm/tiny_models.py) built in a
 temp dir, and a small grid (`--hf-agents` x `--hf-steps`, `--hf-max-tokens` new tokens) run
-through the services (grid_runs.build_spec/create/run with `hf:TEMP_DIR`), once seeded and once
-not; it prints the batch sizes the hf backend's DynamicBatcher reached ({size: generate calls}).
+through the services (grid_runs.build_spec, runs.create_run, grid_runs.run with `hf:TEMP_DIR`),
+once seeded and once not; it prints the batch sizes the hf backend's DynamicBatcher reached
+({size: generate calls}).
 On a GPU that is the throughput check; on a CPU it shows only whether a stage is batched.
 
     python bench/grid_cli.py                          # 3 rounds, 100 agents x 10 steps, 50 ms
@@ -482,6 +483,7 @@ async def hf_grid(
     from simulator.domain.params import GenerationParams
     from simulator.llm.access import LLMAccess
     from simulator.services import experiments
+    from simulator.services import runs as run_service
     from simulator.store.store import open_store_uri
     from simulator.worlds.grid.services import runs as grid_runs
 
@@ -493,7 +495,7 @@ async def hf_grid(
         spec = grid_runs.build_spec(view, llm=f"hf:{model_dir}", seed=seed, world=world)
         params = spec.llm.params.merge(GenerationParams(max_tokens=args.hf_max_tokens))
         spec = spec.model_copy(update={"llm": spec.llm.model_copy(update={"params": params})})
-        doc = grid_runs.create(store, view, spec, USER)
+        doc = run_service.create_run(store, view, spec, USER)
         backend = llms.get(spec.llm)
         start = time.perf_counter()
         outcome = await grid_runs.run(store, doc["_id"], llms)

@@ -42,6 +42,7 @@ from simulator.llm.base import Completion  # noqa: E402
 from simulator.llm.retry import Attempt  # noqa: E402
 from simulator.prompting.assembly import agent_system_prompt, starting_message  # noqa: E402
 from simulator.services import experiments  # noqa: E402
+from simulator.services import runs as run_service  # noqa: E402
 from simulator.store.repositories.messages import SCHEMA_VERSION, message_id  # noqa: E402
 from simulator.store.store import Store, open_store_uri  # noqa: E402
 from simulator.worlds.chat.engine.agents import build_agents  # noqa: E402
@@ -138,7 +139,7 @@ async def _record_pairs(store: Store, pairs: int, per_conversation: int) -> None
     for i in range(pairs):
         index = i % per_conversation
         if index == 0:
-            conversation = conv_service.create(store, view, spec, USER)
+            conversation = run_service.create_run(store, view, spec, USER)
             recorder = StoreRecorder(store, conversation["_id"])
             recorder.mark("running")
             lines = []

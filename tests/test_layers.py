@@ -72,8 +72,10 @@ THROUGH_PORTS = {
 ALLOWED = {
     # validate_placeholders is pure grammar (inflect + domain.verbs); removed when the
     # placeholder grammar moves into domain (experiment.py was mid-edit for the grid world)
-    ("simulator/worlds/chat/domain/experiment.py", "simulator.prompting"): "Experiment's validator checks "
-    "placeholders with prompting.placeholders",
+    (
+        "simulator/worlds/chat/domain/experiment.py",
+        "simulator.prompting",
+    ): "Experiment's validator checks placeholders with prompting.placeholders",
     # the implementation of the engine's Recorder port (engine/ports.py) on the store: the
     # worlds' runs, the step loop and the memory keeper are handed it and use only the port
     ("simulator/engine/recorder.py", "simulator.store"): "StoreRecorder is the engine's "

@@ -14,7 +14,7 @@ from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import forks
-from simulator.services.fork_parts import fork_part
+from simulator.services import runs as run_service
 from simulator.services.runs import RunOutcome
 from simulator.worlds import kind_of
 
@@ -130,8 +130,7 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
 
     async def go(stop: asyncio.Event) -> RunOutcome:
         try:
-            run = fork_part(kind).run
-            return await run(app.store, run_id, llms, on_event=runs, stop=stop)
+            return await run_service.run(app.store, run_id, llms, runs, stop)
         finally:
             live.close()
             await llms.aclose()

@@ -45,4 +45,6 @@ def domain_of(kind: str) -> WorldDomain:
 
 def experiment_kind(experiment: BaseModel) -> str:
     """The world of a validated experiment (a chat's model has no `kind` field)."""
-    return str(getattr(experiment, "kind", None) or "chat")
+    from simulator.worlds import DEFAULT_KIND
+
+    return str(getattr(experiment, "kind", None) or DEFAULT_KIND)

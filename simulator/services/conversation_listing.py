@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.errors import UserError
+from simulator.services.runs import FAVOURITE_KIND as KIND
 from simulator.store.store import Store
-from simulator.worlds.chat.services.runs import KIND
 
 PAGE = 50  # conversations per listing page (`conversation list`, the menu's picker)
 

@@ -14,42 +14,21 @@ serves a world whose spec names its one model `llm` (None: a run that calls no m
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from pydantic import BaseModel
 
 from simulator.domain.fork import StepPoint
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.world import domain_of
-from simulator.engine import events as ev
 from simulator.errors import UserError
-from simulator.llm.access import LLMAccess
-from simulator.services.experiments import ExperimentView
-from simulator.store.store import Store
 from simulator.worlds import part
 
 
 class ForkPart(Protocol):
-    def create(
-        self, store: Store, view: ExperimentView, spec: BaseModel, user: str, extra: dict
-    ) -> dict:
-        """Store one pending run of the world holding `spec`, with `extra`'s fields (a
-        fork's `fork_of`…, a replay's `replay_of`…)."""
-
-    async def run(
-        self,
-        store: Store,
-        run_id: str,
-        llms: LLMAccess,
-        on_event: Callable[[ev.Event], None] = ...,
-        stop: asyncio.Event | None = None,
-    ) -> Any:
-        """Run or resume one stored run (the world's runner); its RunOutcome."""
-
-    # optional: every model the run calls, in the order `with_models` replaces them
-    def models(self, spec: BaseModel) -> list[LLMChoice]: ...
+    """What replays and forks need of a world beyond its runs part (services/run_parts.py):
+    a replay or fork is stored and run as any run of the world (services/runs.py)."""
 
     # optional: the spec with each model replaced by `replace(model)`
     def with_models(
@@ -107,12 +86,11 @@ def spec_of(kind: str, data: dict) -> BaseModel:
 
 
 def models(kind: str, spec: BaseModel) -> list[LLMChoice]:
-    """Every model a run of `kind` with `spec` calls (none: a run without a model)."""
-    world = fork_part(kind)
-    if hasattr(world, "models"):
-        return world.models(spec)
-    llm = getattr(spec, "llm", None)
-    return [llm] if llm is not None else []
+    """Every model a run of `kind` with `spec` calls, in the order `with_models` replaces them
+    (none: a run without a model)."""
+    from simulator.services.run_parts import run_part
+
+    return run_part(kind).models(spec)
 
 
 def with_models(kind: str, spec: BaseModel, replace: Callable[[LLMChoice], LLMChoice]) -> BaseModel:

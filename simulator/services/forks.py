@@ -31,13 +31,14 @@ from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
+from simulator.services import runs as run_service
 from simulator.services import world_forks
 from simulator.services.experiments import ExperimentView
 from simulator.services.fork_parts import fork_part, forks_at_rows, models, spec_of
+from simulator.services.runs import RunOutcome, experiment_snapshot, run_view
 from simulator.store import cascade, lineage
 from simulator.store.store import Store
 from simulator.worlds import kind_of
-from simulator.worlds.chat.services.runs import RunOutcome, experiment_snapshot, run_view
 
 MAX_REPETITIONS = 1000  # a larger design is a fork sweep (sweep YAML `fork:`)
 
@@ -225,11 +226,10 @@ def fork_fields(plan: ForkPlan, repetition: int) -> dict:
 def create(store: Store, plan: ForkPlan, user: str) -> list[dict]:
     """Store the continuations, pending; on a failure none of them stays."""
     created: list[dict] = []
-    world = fork_part(plan.kind)
     try:
         for repetition, spec in enumerate(plan.specs, start=1):
             extra = fork_fields(plan, repetition)
-            created.append(world.create(store, plan.view, spec, user, extra))
+            created.append(run_service.create_run(store, plan.view, spec, user, extra))
     except BaseException:
         for doc in created:
             cascade.delete_conversation(store.db, doc["_id"])
@@ -260,8 +260,7 @@ async def run_all(
     for doc in docs:
         if stop.is_set():
             break
-        runner = fork_part(kind_of(doc)).run  # the world's own run
-        outcome = await runner(store, doc["_id"], llms, on_event=on_event, stop=stop)
+        outcome = await run_service.run(store, doc["_id"], llms, on_event, stop, doc=doc)
         outcomes.append(outcome)
         on_done(outcome)
     return outcomes

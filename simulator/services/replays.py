@@ -25,11 +25,12 @@ from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
+from simulator.services import runs as run_service
 from simulator.services.experiments import ExperimentView
-from simulator.services.fork_parts import fork_part, models, replay_refusal, spec_of, with_models
+from simulator.services.fork_parts import models, replay_refusal, spec_of, with_models
+from simulator.services.runs import RunOutcome, experiment_snapshot, run_view
 from simulator.store.store import Store
 from simulator.worlds import has_part, kind_of
-from simulator.worlds.chat.services.runs import RunOutcome, experiment_snapshot, run_view
 
 
 @dataclass
@@ -187,7 +188,7 @@ def create(store: Store, plan: ReplayPlan, user: str) -> dict:
         "replay_notes": list(plan.notes),
         "replay_warnings": list(plan.warnings),
     }
-    return fork_part(plan.kind).create(store, plan.view, plan.spec, user, extra)
+    return run_service.create_run(store, plan.view, plan.spec, user, extra)
 
 
 async def run(
@@ -198,7 +199,7 @@ async def run(
     on_event: Callable[[ev.Event], None] = lambda e: None,
     stop: asyncio.Event | None = None,
 ) -> RunOutcome:
-    return await fork_part(plan.kind).run(store, replay_id, llms, on_event=on_event, stop=stop)
+    return await run_service.run(store, replay_id, llms, on_event, stop)
 
 
 def verdict(store: Store, original_id: str, replay_id: str) -> Verdict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,7 +29,15 @@ from simulator.store import lineage
 from simulator.store.lineage import Prefix
 from simulator.store.store import Store
 from simulator.worlds import kind_of
-from simulator.worlds.chat.domain.experiment import Experiment
+
+
+class WithLLMs(Protocol):
+    """Any world's experiment: each lists the LLMs its runs may use."""
+
+    llms: list[LLMChoice]
+
+
+FAVOURITE_KIND = "conversation"  # what a user's favourite runs are stored under
 
 
 @dataclass
@@ -141,6 +149,13 @@ async def start(
     )
 
 
+def create_run(
+    store: Store, view: ExperimentView, spec: BaseModel, user: str, extra: dict | None = None
+) -> dict:
+    """Store a pending run of `spec` (its world's run document, with `extra` fields)."""
+    return create(store, run_document(view, spec, user, extra), user)
+
+
 async def run(
     store: Store,
     run_id: str,
@@ -184,7 +199,7 @@ def transcript(store: Store, run_id: str) -> dict:
 
 
 def choose_llm(
-    experiment: Experiment,
+    experiment: WithLLMs,
     model: str | None,
     field: str,
     notes: list[str] | None = None,
@@ -209,7 +224,7 @@ def choose_llm(
     return choice
 
 
-def _refuse_ambiguous(experiment: Experiment, model: str, field: str) -> None:
+def _refuse_ambiguous(experiment: WithLLMs, model: str, field: str) -> None:
     """A model string listed under several labels could mean any of them: ask for the label."""
     model = model.strip()
     if any(c.key == model for c in experiment.llms):
@@ -260,3 +275,18 @@ def recorder_for(
         never_started=doc.get("started_at") is None,
         shared=shared,
     )
+
+
+def prompts(store: Store, run_id: str) -> list[dict]:
+    """Every call of the run with the exact messages it sent, in order."""
+    store.conversations.get(run_id)
+    rows = []
+    for call in store.calls.for_conversation(run_id):
+        rows.append({**call, "messages": store.calls.prompt(call["prompt_hash"])})
+    return rows
+
+
+def set_favourite(store: Store, run_id: str, user: str, favourite: bool) -> None:
+    store.conversations.get(run_id)
+    store.users.ensure(user)
+    store.users.set_favourite(user, FAVOURITE_KIND, run_id, favourite)

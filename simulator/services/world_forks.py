@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from simulator.domain.fork import StepPoint, repetition_seeds, say_seeds
+from simulator.domain.llm_display import llm_name
 from simulator.domain.world import domain_of
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
@@ -35,11 +36,10 @@ from simulator.services.fork_parts import (
     spec_of,
     with_models,
 )
+from simulator.services.runs import choose_llm, experiment_snapshot, run_view
 from simulator.store import lineage
 from simulator.store.store import Store
 from simulator.worlds import kind_of
-from simulator.worlds.chat.engine.run import llm_name
-from simulator.worlds.chat.services.runs import choose_llm, experiment_snapshot, run_view
 
 WORLD_OPTIONS = "--llm, --repetitions and --seed"
 FIRST_FORK = 1  # a fork at 0 would share nothing: a new run

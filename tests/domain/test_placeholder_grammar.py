@@ -15,6 +15,7 @@ from simulator.llm.retry import RetryPolicy
 from simulator.prompting.assembly import agent_system_prompt
 from simulator.prompting.placeholders import known_placeholders, resolve
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import runs as conv_service
 
@@ -175,7 +176,7 @@ def agent_turn_calls(store, agents: str, total: int, **spec_changes) -> list[dic
     llms = LLMAccess(policy=RetryPolicy.no_wait())
 
     async def go():
-        doc = conv_service.create(store, view, spec, "alice")
+        doc = run_service.create_run(store, view, spec, "alice")
         try:
             return await conv_service.run(store, doc["_id"], llms)
         finally:

@@ -14,6 +14,7 @@ from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import runs as conv_service
@@ -95,8 +96,8 @@ def test_mixed_model_conversation_is_stored_whole(store, stub, prison_path):
     llms = LLMAccess(policy=RetryPolicy.no_wait())
 
     async def go():
-        await conv_service.preflight(spec, llms)
-        doc = conv_service.create(store, view, spec, "alice")
+        await run_service.preflight("chat", spec, llms)
+        doc = run_service.create_run(store, view, spec, "alice")
         try:
             return await conv_service.run(store, doc["_id"], llms)
         finally:

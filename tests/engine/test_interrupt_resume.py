@@ -10,6 +10,7 @@ from simulator.engine import events as ev
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.worlds.chat.services import runs as conv_service
 
 
@@ -24,7 +25,7 @@ def test_stop_after_current_turn_then_resume(store, prison_path):
         llm="mock:x",
         seed=5,
     )
-    doc = conv_service.create(store, view, spec, "alice")
+    doc = run_service.create_run(store, view, spec, "alice")
     stop = asyncio.Event()
 
     def stop_after_three(event):
@@ -51,7 +52,7 @@ def test_stop_after_current_turn_then_resume(store, prison_path):
     assert [m["speaker"] for m in messages][:3] == kept
 
     # the same seed without interruption picks the same speakers
-    fresh = conv_service.create(store, view, spec, "alice")
+    fresh = run_service.create_run(store, view, spec, "alice")
     doc = fresh
     asyncio.run(go())
     assert [m["speaker"] for m in store.messages.for_conversation(fresh["_id"])] == [
@@ -70,7 +71,7 @@ def test_resume_replays_a_finished_call_whose_message_was_never_stored(
     spec = conv_service.build_spec(
         view, agents="guard=1,prisoner=2", total_messages=6, days=1, llm="mock:x", seed=9
     )
-    doc = conv_service.create(store, view, spec, "alice")
+    doc = run_service.create_run(store, view, spec, "alice")
     real_record = StoreRecorder.record_message
 
     async def killed_at_third(self, message):

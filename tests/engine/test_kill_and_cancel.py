@@ -13,6 +13,7 @@ import pytest
 from process_waits import cli
 
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 from simulator.worlds.chat.services import runs as conv_service
@@ -102,7 +103,7 @@ def test_a_takeover_never_reuses_a_ledger_seq(tmp_path, prison_path):
     view = exp_service.import_yaml(store, prison_path, "alice")
     spec = conv_service.build_spec(view, agents="guard=1,prisoner=1", total_messages=2,
                                    llm="mock:a")  # fmt: skip
-    conv = conv_service.create(store, view, spec, "alice")
+    conv = run_service.create_run(store, view, spec, "alice")
     old, new = StoreRecorder(store, conv["_id"]), StoreRecorder(store, conv["_id"])
     old.load_progress()
     new.load_progress()

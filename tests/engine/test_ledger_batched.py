@@ -10,6 +10,7 @@ from simulator.engine.recorder import StoreRecorder
 from simulator.llm.base import Completion
 from simulator.llm.retry import PoolRegistry
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.store import open_store_uri
 from simulator.worlds.chat.services import runs as conv_service
 
@@ -39,7 +40,7 @@ def _setup(tmp_path, prison_path):
     view = exp_service.import_yaml(store, prison_path, "alice")
     spec = conv_service.build_spec(view, agents="guard=1,prisoner=1", total_messages=2,
                                    llm="mock:a")  # fmt: skip
-    conversation = conv_service.create(store, view, spec, "alice")
+    conversation = run_service.create_run(store, view, spec, "alice")
     return store, spec, conversation["_id"]
 
 

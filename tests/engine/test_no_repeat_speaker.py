@@ -15,6 +15,7 @@ from simulator.domain.llm_choice import LLMChoice
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
@@ -55,7 +56,7 @@ def run(store, prison_path, manual_input=None, **choices) -> tuple[dict, list[di
     spec = conv_service.build_spec(
         view, agents="guard=2,prisoner=1", total_messages=6, llm="openai:agent", **choices
     )
-    doc = conv_service.create(store, view, spec, "alice")
+    doc = run_service.create_run(store, view, spec, "alice")
     llms = LLMAccess(policy=RetryPolicy.no_wait())
 
     async def go():

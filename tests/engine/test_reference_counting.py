@@ -15,6 +15,7 @@ from simulator.domain.llm_choice import LLMChoice
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
@@ -31,7 +32,7 @@ def mock_store():
 
 
 def run_stored(store, view, spec) -> tuple[dict, list[dict]]:
-    doc = conv_service.create(store, view, spec, "alice")
+    doc = run_service.create_run(store, view, spec, "alice")
     llms = LLMAccess(policy=RetryPolicy.no_wait())
 
     async def go():

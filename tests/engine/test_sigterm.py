@@ -16,6 +16,7 @@ from process_waits import cli, stored, terminate, wait_until
 
 from simulator.cli.interrupts import Terminated, sigterm_ends_the_command
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 from simulator.worlds.chat.services import runs as conv_service
@@ -44,7 +45,7 @@ def _parent(db: str, exp_id: str) -> str:
         spec = conv_service.build_spec(
             view, agents="guard=1,prisoner=1", total_messages=MESSAGES, llm="openai:stub", seed=3
         )
-        return conv_service.create(store, view, spec, "alice")["_id"]
+        return run_service.create_run(store, view, spec, "alice")["_id"]
     finally:
         store.close()
 

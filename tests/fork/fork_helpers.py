@@ -10,6 +10,7 @@ from pathlib import Path
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
 from simulator.services import forks
+from simulator.services import runs as run_service
 from simulator.worlds.chat.services import runs as conv_service
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ def parent_chat(store, *, messages: int = 6, days: int = 1, model: str = "ollama
     async def go():
         llms = LLMAccess()
         try:
-            doc = conv_service.create(store, view, spec, "alice")
+            doc = run_service.create_run(store, view, spec, "alice")
             return await conv_service.run(store, doc["_id"], llms)
         finally:
             await llms.aclose()

@@ -10,6 +10,7 @@ from fork_helpers import fork_and_run, parent_chat, prompt_reply
 from simulator.domain.fork import EDIT_PURPOSE
 from simulator.errors import UserError
 from simulator.services import forks
+from simulator.services import runs as run_service
 from simulator.store import lineage
 from simulator.testing import StubLLMServer
 from simulator.worlds.chat.services import runs as conv_service
@@ -201,7 +202,7 @@ def test_a_hand_picked_parent_needs_a_speaker_method_and_listings_count_shared_m
     async def go():
         llms = LLMAccess()
         try:
-            doc = conv_service.create(store, view, spec, "alice")
+            doc = run_service.create_run(store, view, spec, "alice")
             names = iter(["Guard_1", "Prisoner_1"] * 2)
             return await conv_service.run(
                 store, doc["_id"], llms, manual_input=lambda state: next(names)

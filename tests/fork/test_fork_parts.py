@@ -1,6 +1,7 @@
 """A world added later gets replays and forks from its own part modules alone: the house reads
-its domain part (ROWS_COLLECTION, ROW_UNIT) and its fork part (services/fork_parts.py), with
-the house's defaults for what it leaves out (one model under the spec's `llm`)."""
+its domain part (ROWS_COLLECTION, ROW_UNIT), its runs part's models and its fork part
+(services/fork_parts.py), with the house's defaults for what it leaves out (one model under the
+spec's `llm` swapped by a replay's --llm)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,15 @@ def toy(monkeypatch):
     )
     forking = ModuleType("toy_world.services.forking")
     forking.last_complete = lambda spec, rows: max((r["tick"] for r in rows), default=0)
+    runs = ModuleType("toy_world.services.runs")  # the models its runs call (run_parts.py)
+    runs.models = lambda spec: [] if spec.llm is None else [spec.llm]
     for name, module in (
         ("toy_world", ModuleType("toy_world")),
         ("toy_world.domain", ModuleType("toy_world.domain")),
         ("toy_world.domain.kind", domain),
         ("toy_world.services", ModuleType("toy_world.services")),
         ("toy_world.services.forking", forking),
+        ("toy_world.services.runs", runs),
     ):
         monkeypatch.setitem(sys.modules, name, module)
     worlds.register(worlds.WorldRow("toy", "toy_world", "a toy world"))

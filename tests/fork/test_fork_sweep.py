@@ -21,6 +21,7 @@ from fork_helpers import parent_chat, prompt_reply
 
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store import lineage
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
@@ -191,7 +192,7 @@ def _grid_run(db: str) -> tuple[str, str]:
     try:
         view = exp_service.import_yaml(store, GRID, "alice")
         spec = grid_runs.build_spec(view, llm="ollama:a", seed=4, world={"agents": 3, "steps": 2})
-        return view.id, grid_runs.create(store, view, spec, "alice")["_id"]
+        return view.id, run_service.create_run(store, view, spec, "alice")["_id"]
     finally:
         store.close()
 
@@ -338,7 +339,7 @@ def test_branches_name_the_parent_variants_they_run_with(run_cli, env):
         async def go():
             llms = LLMAccess()
             try:
-                doc = conv_service.create(store, view, spec, "alice")
+                doc = run_service.create_run(store, view, spec, "alice")
                 return await conv_service.run(store, doc["_id"], llms)
             finally:
                 await llms.aclose()

@@ -17,6 +17,7 @@ from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
 from simulator.services import forks, replays
+from simulator.services import runs as run_service
 from simulator.store import lineage
 from simulator.testing import StubLLMServer
 from simulator.testing.cancelled_run import run_cancelling
@@ -56,8 +57,8 @@ def _run(store, service, view, spec) -> str:
     async def go():
         llms = LLMAccess()
         try:
-            await service.preflight(spec, llms)
-            doc = service.create(store, view, spec, "alice")
+            await run_service.preflight(view.kind, spec, llms)
+            doc = run_service.create_run(store, view, spec, "alice")
             return await service.run(store, doc["_id"], llms)
         finally:
             await llms.aclose()
@@ -234,7 +235,7 @@ def test_a_memory_stream_run_and_a_theory_run_with_a_model_are_refused(embedded,
     view = exp_service.import_yaml(embedded, GRID, "alice")
     spec = grid_runs.build_spec(view, llm="ollama:a", seed=4, world={"agents": 3, "steps": 2})
     stream = spec.model_copy(update={"memory": spec.memory.model_copy(update={"kind": "stream"})})
-    stream_run = grid_runs.create(embedded, view, stream, "alice")["_id"]
+    stream_run = run_service.create_run(embedded, view, stream, "alice")["_id"]
     with pytest.raises(UserError, match="keeps a memory stream") as refused:
         forks.plan(embedded, stream_run, "1")
     assert "forks of memory-stream runs are not built yet" in str(refused.value)

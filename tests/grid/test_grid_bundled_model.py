@@ -11,6 +11,7 @@ from grid_helpers import GRID_YAML
 
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.worlds.grid.services import runs as grid_runs
 
 pytestmark = pytest.mark.usefixtures("bundled_smollm2")
@@ -31,8 +32,8 @@ def test_five_agents_three_steps_on_the_bundled_model(tmp_path):
         async def go():
             llms = LLMAccess()
             try:
-                await grid_runs.preflight(spec, llms)
-                run = grid_runs.create(store, view, spec, "alice")
+                await run_service.preflight("grid", spec, llms)
+                run = run_service.create_run(store, view, spec, "alice")
                 return await grid_runs.run(store, run["_id"], llms)
             finally:
                 await llms.aclose()

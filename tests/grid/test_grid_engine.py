@@ -11,6 +11,7 @@ from grid_helpers import grid_view, run_grid, scripted
 
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.services import runs as grid_runs
 
@@ -39,7 +40,7 @@ def test_always_x_plus_1_ends_where_arithmetic_says(store, stub):
     spec = grid_runs.build_spec(
         view, llm="openai:stub", seed=5, world={"agents": 10, "steps": 5, "radius": 25}
     )
-    run = grid_runs.create(store, view, spec, "alice")
+    run = run_service.create_run(store, view, spec, "alice")
     outcome = _run(store, run["_id"])
     assert outcome.status == "done", outcome.error
     rows = store.grid_steps.for_run(run["_id"])
@@ -62,7 +63,7 @@ def test_a_move_naming_no_command_stays_and_is_counted(store, stub):
     stub.reply_fn = scripted("north")
     view = grid_view(store)
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"agents": 3, "steps": 2})
-    run = grid_runs.create(store, view, spec, "alice")
+    run = run_service.create_run(store, view, spec, "alice")
     outcome = _run(store, run["_id"])
     rows = store.grid_steps.for_run(run["_id"])
     assert all(r["move"] == "stay" and r["move_fallback"] for r in rows)
@@ -75,7 +76,7 @@ def test_a_move_naming_no_command_stays_and_is_counted(store, stub):
 def test_an_interrupted_step_resumes_without_repeating_a_stored_call(store, stub):
     view = grid_view(store)
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=2, world={"agents": 4, "steps": 3})
-    run = grid_runs.create(store, view, spec, "alice")
+    run = run_service.create_run(store, view, spec, "alice")
     stub.reply_fn = scripted("y+1")
     first = _interrupt_after(store, run["_id"], finished_calls=18)  # inside step 2's memory stage
     assert first == "interrupted"

@@ -11,6 +11,7 @@ import yaml
 from grid_helpers import GRID_YAML, run_grid, scripted
 
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
@@ -159,7 +160,7 @@ def test_a_run_killed_after_the_first_test_replays_it_on_resume(store, stub, mon
     view = exp_service.import_yaml(store, path, "alice")
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=2, world={"agents": 2, "steps": 2})
     assert spec.calls == 3 * 2 * 2 + 2 * 2 * ITEMS
-    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
     assert run_grid(store, run_id, cancel_after=2 * ITEMS + 3) is None  # inside step 1
     sent = len(stub.chat_requests)
     outcome = run_grid(store, run_id)

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, run_grid
 
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.worlds.grid.services import runs as grid_runs
 
 __all__ = ["moves_shown", "run_grid", "start"]
@@ -34,7 +35,7 @@ def start(store, tmp_path, minutes: int, steps: int, **memory) -> str:
     view = exp_service.import_yaml(store, path, "alice")
     world = {"agents": 2, "steps": steps, "radius": 25}
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=3, world=world)
-    return grid_runs.create(store, view, spec, "alice")["_id"]
+    return run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def moves_shown(store, run_id: str, agent: str) -> list[list[str]]:

@@ -22,6 +22,7 @@ from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.memory.engine.keeper import COUNTERS
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.testing.cancelled_run import run_cancelling
 from simulator.worlds.chat.domain.experiment import Experiment
@@ -43,7 +44,7 @@ def start(store, tmp_path, memory: dict | None, total: int = 6, days: int = 2):
     spec = conv_service.build_spec(
         view, agents="guard=1,prisoner=2", total_messages=total, days=days, seed=4
     )
-    return spec, conv_service.create(store, view, spec, "alice")["_id"]
+    return spec, run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def run_chat(store, run_id: str, cancel_after: int | None = None):

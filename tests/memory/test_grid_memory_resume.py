@@ -23,6 +23,7 @@ from grid_helpers import GRID_YAML, run_grid
 from simulator.memory.engine.keeper import COUNTERS, IMPORTANCE_FALLBACKS, MemoryKeeper
 from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.services import runs as grid_runs
 
@@ -47,7 +48,7 @@ def start(store, tmp_path) -> str:
     view = exp_service.import_yaml(store, path, "alice")
     world = {"agents": AGENTS, "steps": STEPS, "radius": 25}
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=5, world=world)
-    return grid_runs.create(store, view, spec, "alice")["_id"]
+    return run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def shape(store, run_id: str) -> dict:

@@ -18,6 +18,7 @@ from grid_helpers import GRID_YAML, run_grid
 from simulator.errors import UserError
 from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.services import runs as grid_runs
 
@@ -50,7 +51,7 @@ def _start(store, tmp_path, memory: dict, steps: int = 3):
     view = _view(store, tmp_path, memory)
     world = {"agents": 3, "steps": steps, "radius": 25}
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=3, world=world)
-    return spec, grid_runs.create(store, view, spec, "alice")["_id"]
+    return spec, run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def _streams(store, run_id) -> list[list[tuple]]:

@@ -16,6 +16,7 @@ from grid_helpers import GRID_YAML, run_grid
 
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.services import runs as grid_runs
 
@@ -66,7 +67,7 @@ def test_seed_memories_are_the_streams_first_records_and_identity_reaches_the_pr
         {"kind": "stream", "embedder": "mock:16", "reflection": False, "planning": False},
     )
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"steps": 1})
-    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
     assert run_grid(store, run_id).status == "done"
     first = store.memories.stream(run_id, 0)[0]
     assert (first.text, first.type, first.created, first.importance) == (
@@ -87,7 +88,7 @@ def test_seed_memories_are_the_streams_first_records_and_identity_reaches_the_pr
 def test_the_summary_memory_starts_from_the_seed_memories(store, stub, tmp_path):
     view = _view(store, tmp_path, {"kind": "summary"})
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"steps": 1})
-    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
     assert run_grid(store, run_id).status == "done"
     summaries = _prompts(store, run_id, "grid_memory")
     assert any("I will host a party at step 3." in p for p in summaries)

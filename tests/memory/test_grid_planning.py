@@ -20,6 +20,7 @@ from grid_helpers import GRID_YAML, run_grid
 from simulator.memory.domain.parsers import parse_hourly_plan, parse_reaction
 from simulator.memory.domain.settings import MemorySettings
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.services import runs as grid_runs
 
@@ -66,7 +67,7 @@ def _run(store, tmp_path, minutes: int, steps: int):
     view = exp_service.import_yaml(store, path, "alice")
     world = {"agents": 2, "steps": steps, "radius": 25}
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world=world)
-    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
     outcome = run_grid(store, run_id)
     assert outcome.status == "done", outcome.error
     return spec, run_id, outcome

@@ -19,6 +19,7 @@ from grid_helpers import run_grid
 
 from simulator.analysis.report import write_report
 from simulator.memory.testing.replies import memory_stream_reply
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.analysis.party import party_measures
 from simulator.worlds.grid.analysis.runs import load_runs
@@ -97,7 +98,7 @@ def test_a_report_of_a_run_without_stream_or_probe_has_no_memory_section(embedde
 
     view = grid_view(store)
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world={"agents": 3, "steps": 1})
-    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
     assert run_grid(store, run_id).status == "done"
     write_report(store, run_id, tmp_path / "plain.html")
     page = (tmp_path / "plain.html").read_text()

@@ -29,6 +29,7 @@ from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.engine.keeper import COUNTERS, MemoryKeeper
 from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 from simulator.testing.cancelled_run import run_cancelling
@@ -88,7 +89,7 @@ def _start(store, tmp_path, memory: dict | None, rounds: int = 2, **settings):
     spec = network_runs.build_spec(
         view, llm="openai:stub", seed=3, settings={"rounds": rounds, "graph": GRAPH, **settings}
     )
-    return spec, network_runs.create(store, view, spec, "alice")["_id"]
+    return spec, run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def _run(store, run_id, cancel_after: int | None = None):

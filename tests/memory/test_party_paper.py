@@ -27,6 +27,7 @@ from simulator.analysis.report import render_report
 from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.analysis.measures import cell_summaries, grid_measures
 from simulator.worlds.grid.analysis.party import party_measures
@@ -81,7 +82,7 @@ def party_run(store) -> str:
     # eleven one-hour steps from 08:00: steps 10 and 11 start at 17:00 and 18:00
     world = {"steps": 11, "radius": 3, "positions": POSITIONS}
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world=world)
-    return grid_runs.create(store, view, spec, "alice")["_id"]
+    return run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def test_the_papers_figures_worked_out_by_hand(store, stub, tmp_path):

@@ -20,6 +20,7 @@ from simulator.errors import UserError
 from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.testing.replies import memory_stream_reply
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.grid.analysis.measures import grid_measures
 from simulator.worlds.grid.analysis.party import party_measures
@@ -48,7 +49,7 @@ def party_run(store, memory: dict | None = None, world: dict | None = None) -> s
     view.experiment.memory = MemorySettings.model_validate(block)
     world = world or {"steps": 2, "radius": 10}  # everyone hears the host at step 1
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world=world)
-    return grid_runs.create(store, view, spec, "alice")["_id"]
+    return run_service.create_run(store, view, spec, "alice")["_id"]
 
 
 def measures_of(store, run_id: str) -> dict:
@@ -198,7 +199,7 @@ def test_the_party_runs_its_first_hours_with_the_whole_memory_stream(store, stub
     world = {"steps": 2, "radius": 10}  # everyone within earshot of the host at step 1
     spec = grid_runs.build_spec(view, llm="openai:stub", seed=1, world=world)
     assert "memory.embedder: minilm (not given)" not in spec.defaults_applied
-    run_id = grid_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
     assert run_grid(store, run_id).status == "done"
     calls = store.calls.for_conversation(run_id)
     purposes = Counter(c["purpose"] for c in calls)

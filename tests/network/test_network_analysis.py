@@ -17,6 +17,7 @@ import pytest
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.network.analysis import (
     OTHER_SEED,
@@ -79,7 +80,7 @@ def stored_runs(store) -> dict[str, str]:
     ids = {"experiment": view.id}
     for name, kw in plan.items():
         spec = network_runs.build_spec(view, **kw)
-        ids[name] = network_runs.create(store, view, spec, "alice")["_id"]
+        ids[name] = run_service.create_run(store, view, spec, "alice")["_id"]
         _run(store, ids[name])
     return ids
 

@@ -12,6 +12,7 @@ import yaml
 
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.worlds.network.domain.answers import parse_answer
 from simulator.worlds.network.services import runs as network_runs
 
@@ -39,8 +40,8 @@ def test_three_friends_one_round_on_the_bundled_model(tmp_path):
         async def go():
             llms = LLMAccess()
             try:
-                await network_runs.preflight(spec, llms)
-                run = network_runs.create(store, view, spec, "alice")
+                await run_service.preflight("network", spec, llms)
+                run = run_service.create_run(store, view, spec, "alice")
                 return await network_runs.run(store, run["_id"], llms)
             finally:
                 await llms.aclose()

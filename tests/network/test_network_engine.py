@@ -14,6 +14,7 @@ import pytest
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.network.domain.agents_table import read_agents
 from simulator.worlds.network.domain.answers import round_zero
@@ -60,7 +61,7 @@ def _create(store, seed=3, **settings):
     view = exp_service.import_yaml(store, NETWORK_YAML, "alice")
     settings = {"prompts": SIMULATOR, **settings}
     spec = network_runs.build_spec(view, llm="openai:stub", seed=seed, settings=settings)
-    return spec, network_runs.create(store, view, spec, "alice")
+    return spec, run_service.create_run(store, view, spec, "alice")
 
 
 def test_round_zero_is_the_table_and_a_degroot_model_matches_numpy(store, stub):

@@ -25,6 +25,7 @@ from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store, open_store_uri
 from simulator.testing import StubLLMServer
@@ -89,7 +90,7 @@ def _create(store, seed=3, **settings):
     view = _view(store)
     settings = {"prompts": SIMULATOR, **settings}
     spec = network_runs.build_spec(view, llm="openai:stub", seed=seed, settings=settings)
-    return spec, network_runs.create(store, view, spec, "alice")
+    return spec, run_service.create_run(store, view, spec, "alice")
 
 
 def test_a_free_chat_round_shows_each_agent_exactly_its_friends_messages(store, stub):

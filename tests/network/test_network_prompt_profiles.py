@@ -21,6 +21,7 @@ from rich.console import Console
 from simulator.cli.context import AppContext
 from simulator.errors import UserError
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.worlds.network.analysis.tables import prompt_columns
@@ -81,7 +82,7 @@ def test_the_header_prints_the_profile_and_every_switch(mock_store):
 def test_the_switches_are_stored_and_exported_and_a_default_stays_out_of_the_dump(mock_store):
     view = exp_service.import_yaml(mock_store, NETWORK_YAML, "alice")
     spec = network_runs.build_spec(view, llm="openai:stub", seed=1)
-    stored = network_runs.create(mock_store, view, spec, "alice")
+    stored = run_service.create_run(mock_store, view, spec, "alice")
     again = NetworkSpec.model_validate(mock_store.conversations.get(stored["_id"])["spec"])
     assert again.settings.prompts.profile == "reference" and again.switches == spec.switches
     columns = prompt_columns(stored["spec"]["settings"].get("prompts"))

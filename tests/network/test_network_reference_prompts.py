@@ -21,6 +21,7 @@ import pytest
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.testing import StubLLMServer
 from simulator.worlds.network.services import runs as network_runs
 
@@ -251,7 +252,7 @@ def test_the_reference_profile_sends_the_reference_prompts(store, stub, tmp_path
             "free_chat": free_chat,
         },
     )
-    run = network_runs.create(store, view, spec, "alice")
+    run = run_service.create_run(store, view, spec, "alice")
     outcome = _run(store, run["_id"])
     assert outcome.status == "done", outcome.error
 

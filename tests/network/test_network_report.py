@@ -22,6 +22,7 @@ from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
 from simulator.worlds.network.analysis import run_measures
@@ -62,7 +63,7 @@ def db(tmp_path):
 
 def _create_and_run(store, view, **kw) -> str:
     spec = network_runs.build_spec(view, settings=SMALL, **kw)
-    run_id = network_runs.create(store, view, spec, "alice")["_id"]
+    run_id = run_service.create_run(store, view, spec, "alice")["_id"]
 
     async def go():
         llms = LLMAccess(policy=RetryPolicy.no_wait(1))

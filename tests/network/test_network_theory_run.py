@@ -13,6 +13,7 @@ import pytest
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
+from simulator.services import runs as run_service
 from simulator.worlds.network.domain.agents_table import read_agents
 from simulator.worlds.network.domain.answers import round_zero
 from simulator.worlds.network.domain.theory import coevolve, from_agents
@@ -44,7 +45,7 @@ def _run(store, run_id, stop_after_round: int | None = None):
 def _theory(store, seed=7, **settings):
     view = exp_service.import_yaml(store, NETWORK_YAML, "alice")
     spec = network_runs.build_spec(view, seed=seed, settings=settings, theory=True)
-    return spec, network_runs.create(store, view, spec, "alice")
+    return spec, run_service.create_run(store, view, spec, "alice")
 
 
 def _table(rows):

@@ -11,6 +11,7 @@ from pathlib import Path
 from simulator.llm.access import LLMAccess
 from simulator.services import experiments as exp_service
 from simulator.services import replays
+from simulator.services import runs as run_service
 from simulator.services.replays import ReplayResult
 from simulator.worlds.chat.services import runs as conv_service
 from simulator.worlds.grid.services import runs as grid_runs
@@ -62,8 +63,8 @@ def _run(store, service, view, spec) -> str:
     async def go():
         llms = LLMAccess()
         try:
-            await service.preflight(spec, llms)
-            doc = service.create(store, view, spec, "alice")
+            await run_service.preflight(view.kind, spec, llms)
+            doc = run_service.create_run(store, view, spec, "alice")
             return await service.run(store, doc["_id"], llms)
         finally:
             await llms.aclose()

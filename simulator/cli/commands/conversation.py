@@ -16,7 +16,6 @@ from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing
 from simulator.services import runs
 from simulator.services.experiments import foreign_note
-from simulator.worlds.chat.services import runs as service
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 
@@ -71,7 +70,7 @@ def list_cmd(
 def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json: bool) -> None:
     """Show a conversation (anyone may view any conversation)."""
     data = runs.transcript(app.store, conversation_id)
-    calls = service.prompts(app.store, conversation_id) if with_prompts else None
+    calls = runs.prompts(app.store, conversation_id) if with_prompts else None
     if as_json:
         if calls is not None:
             data["calls"] = calls
@@ -180,7 +179,7 @@ def resume_cmd(app: AppContext, run_id: str, as_json: bool) -> None:
 @click.pass_obj
 def favourite_cmd(app: AppContext, conversation_id: str, off: bool) -> None:
     """Mark a conversation as one of your favourites."""
-    service.set_favourite(app.store, conversation_id, app.user, not off)
+    runs.set_favourite(app.store, conversation_id, app.user, not off)
     app.console.print(f"{conversation_id} {'removed from' if off else 'added to'} your favourites.")
 
 

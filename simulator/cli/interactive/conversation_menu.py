@@ -24,7 +24,6 @@ from simulator.services import conversation_deletion as deletion
 from simulator.services import conversation_listing as listing_service
 from simulator.services import runs
 from simulator.services.experiments import ExperimentView
-from simulator.worlds.chat.services import runs as conv_service
 
 PAGE_CALLS = 20  # more calls than this are shown in a pager
 
@@ -118,7 +117,7 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
         elif picked == "replay":
             fork_menu.replay(app, conversation_id)
         elif picked == "favourite":
-            conv_service.set_favourite(app.store, conversation_id, app.user, not doc["favourite"])
+            runs.set_favourite(app.store, conversation_id, app.user, not doc["favourite"])
             change = "removed from" if doc["favourite"] else "added to"
             app.console.print(f"{conversation_id} {change} your favourites.")
         elif _delete(app, doc):
@@ -128,7 +127,7 @@ def _one(app: AppContext, experiment_id: str, conversation_id: str) -> None:
 def _prompts(app: AppContext, conversation_id: str) -> None:
     """Every call's exact messages; a long ledger goes through the pager, as plain text: the
     default pager (less without -R) shows colour codes as literal `ESC[1m` text."""
-    calls = conv_service.prompts(app.store, conversation_id)
+    calls = runs.prompts(app.store, conversation_id)
     if not calls:
         app.console.print("No calls recorded yet.")
     elif len(calls) > PAGE_CALLS and app.console.is_terminal:

@@ -15,13 +15,12 @@ from simulator.store.counting import count
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index
 from simulator.worlds import DEFAULT_KIND, kind_of
-from simulator.worlds.chat.domain.experiment import Experiment
 
 SCHEMA_VERSION = 1
 # fields added after experiments were stored: at their default they stay out of the stored spec
 # and of the version hash, so a stored experiment keeps its version and a resumed sweep its
 # conversations' keys. A world lists those it hashes even at their default (ALWAYS_FIELDS).
-# A chat's `memory` is dumped only when it is not the default (Experiment's serializer).
+# A chat's `memory` is dumped only when it is not the default (its model's serializer).
 LATER_FIELDS = ("memory", "probe", "measures", "personality")
 
 # any world's experiment model (simulator/domain/world.py: WorldDomain.Experiment)
@@ -59,7 +58,7 @@ def experiment_version(experiment: AnyExperiment) -> str:
 
 
 def imported_document(
-    experiment: Experiment, experiment_id: str, owner: str, created_at: Any, source: dict
+    experiment: AnyExperiment, experiment_id: str, owner: str, created_at: Any, source: dict
 ) -> dict:
     """The document `create` writes, with an imported experiment's own id, owner and date, and
     where it came from (`source`)."""

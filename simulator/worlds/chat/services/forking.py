@@ -14,17 +14,8 @@ from simulator.errors import UserError
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec
 from simulator.worlds.chat.services import fork_changes as changes
-from simulator.worlds.chat.services import runs as chat_runs
 
-create = chat_runs.create
-run = chat_runs.run
 HELPERS = ("manager_llm", "summarizer_llm")  # the calls beside the agents', when set
-
-
-def models(spec: ConversationSpec) -> list[LLMChoice]:
-    """The agents' models (one per role), then the manager's and the summarizer's."""
-    extra = (c for c in (getattr(spec, name) for name in HELPERS) if c)
-    return [*spec.role_llms.values(), *extra]
 
 
 def with_models(

@@ -23,8 +23,11 @@ from simulator.services.runs import (  # noqa: F401  (callers import them from h
     RunOutcome,
     choose_llm,
     experiment_snapshot,
+    prompts,
     recorder_for,
     run_view,
+    set_favourite,
+    transcript,
 )
 from simulator.store import lineage
 from simulator.store.store import Store
@@ -35,8 +38,6 @@ from simulator.worlds.chat.engine.agents import build_agents
 from simulator.worlds.chat.engine.run import ConversationRun, llm_name, run_conversation
 from simulator.worlds.chat.engine.speakers import InputFunction
 from simulator.worlds.chat.services import memory as chat_memory
-
-KIND = "conversation"
 
 
 def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:
@@ -206,21 +207,9 @@ def run_document(
     return runs.document(view, dumped, agents, user, day_split=spec.day_turns, **(extra or {}))
 
 
-def create(
-    store: Store, view: ExperimentView, spec: ConversationSpec, user: str, extra: dict | None = None
-) -> dict:
-    """Store a pending conversation holding the spec and a snapshot of the experiment."""
-    return runs.create(store, run_document(view, spec, user, extra), user)
-
-
 def models(spec: ConversationSpec) -> list[LLMChoice]:
     """Every agent's model, the manager's and the summarizer's."""
     return [*spec.role_llms.values(), *(c for c in (spec.manager_llm, spec.summarizer_llm) if c)]
-
-
-async def preflight(spec: ConversationSpec, llms: LLMAccess) -> None:
-    """Check every model before anything is written; a failure is a UserError (exit 2)."""
-    await runs.preflight("chat", spec, llms)
 
 
 async def run(
@@ -264,23 +253,3 @@ def stored_rows(store: Store, doc: dict) -> dict:
     """A conversation's messages and summaries, a fork's prefix first."""
     messages, summaries = lineage.full_transcript(store, doc)
     return {"messages": messages, "summaries": summaries}
-
-
-def transcript(store: Store, conversation_id: str) -> dict:
-    """The run document (of any world) and what it stored, for display or --json."""
-    return runs.transcript(store, conversation_id)
-
-
-def prompts(store: Store, conversation_id: str) -> list[dict]:
-    """Every call of the conversation with the exact messages it sent, in order."""
-    store.conversations.get(conversation_id)
-    rows = []
-    for call in store.calls.for_conversation(conversation_id):
-        rows.append({**call, "messages": store.calls.prompt(call["prompt_hash"])})
-    return rows
-
-
-def set_favourite(store: Store, conversation_id: str, user: str, favourite: bool) -> None:
-    store.conversations.get(conversation_id)
-    store.users.ensure(user)
-    store.users.set_favourite(user, KIND, conversation_id, favourite)

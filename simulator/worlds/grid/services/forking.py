@@ -3,18 +3,8 @@ a step (services/world_forks.py); its one model is the spec's `llm` (the house's
 
 from __future__ import annotations
 
-from simulator.services import runs
-from simulator.services.experiments import ExperimentView
-from simulator.store.store import Store
 from simulator.worlds.grid.domain.experiment import GridSpec
 from simulator.worlds.grid.engine.run import resume_state
-from simulator.worlds.grid.services import runs as grid_runs
-
-run = grid_runs.run
-
-
-def create(store: Store, view: ExperimentView, spec: GridSpec, user: str, extra: dict) -> dict:
-    return runs.create(store, grid_runs.run_document(view, spec, user, extra), user)
 
 
 def last_complete(spec: GridSpec, rows: list[dict]) -> int:

@@ -117,19 +117,9 @@ def run_document(
     return runs.document(view, dumped, agents, user, kind="grid", **(extra or {}))
 
 
-def create(store: Store, view: ExperimentView, spec: GridSpec, user: str) -> dict:
-    """Store a pending grid run holding the spec and a snapshot of the experiment."""
-    return runs.create(store, run_document(view, spec, user), user)
-
-
 def models(spec: GridSpec) -> list[LLMChoice]:
     """The one model every agent calls."""
     return [spec.llm]
-
-
-async def preflight(spec: GridSpec, llms: LLMAccess) -> None:
-    """Check the model before anything is written; a failure is a UserError (exit 2)."""
-    await runs.preflight("grid", spec, llms)
 
 
 async def run(

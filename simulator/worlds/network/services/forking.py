@@ -6,19 +6,10 @@ from __future__ import annotations
 
 from simulator.domain.fork import StepPoint
 from simulator.errors import UserError
-from simulator.services import runs
-from simulator.services.experiments import ExperimentView
-from simulator.store.store import Store
 from simulator.worlds.network.domain.experiment import NetworkSpec
 from simulator.worlds.network.engine.run import stored_history
-from simulator.worlds.network.services import runs as network_runs
 
-run = network_runs.run
 RANGE_NOTE = " (round 0 is the agents table's answers)"
-
-
-def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str, extra: dict) -> dict:
-    return runs.create(store, network_runs.run_document(view, spec, user, extra), user)
 
 
 def last_complete(spec: NetworkSpec, rows: list[dict]) -> int:

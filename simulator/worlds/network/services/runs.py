@@ -206,20 +206,9 @@ def run_document(
     return runs.document(view, dumped, agents, user, kind="network", **(extra or {}))
 
 
-def create(store: Store, view: ExperimentView, spec: NetworkSpec, user: str) -> dict:
-    """Store a pending network run holding the resolved spec and the experiment's snapshot."""
-    return runs.create(store, run_document(view, spec, user), user)
-
-
 def models(spec: NetworkSpec) -> list[LLMChoice]:
     """The one model every agent calls; none for the theory."""
     return [] if spec.llm is None else [spec.llm]
-
-
-async def preflight(spec: NetworkSpec, llms: LLMAccess) -> None:
-    """Check the model before anything is written; a failure is a UserError (exit 2). The
-    theory has no model to check."""
-    await runs.preflight("network", spec, llms)
 
 
 async def run(

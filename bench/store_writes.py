@@ -40,12 +40,12 @@ from simulator.domain.ids import new_id  # noqa: E402
 from simulator.engine.recorder import StoreRecorder  # noqa: E402
 from simulator.llm.base import Completion  # noqa: E402
 from simulator.llm.retry import Attempt  # noqa: E402
-from simulator.prompting.assembly import agent_system_prompt, starting_message  # noqa: E402
 from simulator.services import experiments  # noqa: E402
 from simulator.services import runs as run_service  # noqa: E402
 from simulator.store.repositories.messages import SCHEMA_VERSION, message_id  # noqa: E402
 from simulator.store.store import Store, open_store_uri  # noqa: E402
 from simulator.worlds.chat.engine.agents import build_agents  # noqa: E402
+from simulator.worlds.chat.prompting.assembly import agent_system_prompt, starting_message  # noqa: E402
 from simulator.worlds.chat.prompting.transcript import Line, agent_messages, day_opening  # noqa: E402
 from simulator.worlds.chat.services import runs as conv_service  # noqa: E402
 

@@ -50,13 +50,13 @@ sys.path.insert(0, str(ROOT))
 import openai  # noqa: E402
 from openai.types.chat import ChatCompletion  # noqa: E402
 
-from simulator.domain.sweep import SweepSpec  # noqa: E402
 from simulator.llm.access import LLMAccess  # noqa: E402
 from simulator.llm.retry import PoolRegistry, RetryPolicy  # noqa: E402
 from simulator.services import experiments, sweeps  # noqa: E402
 from simulator.services.sweep_runs import SweepRunner  # noqa: E402
 from simulator.store.store import Store, open_store_uri  # noqa: E402
 from simulator.testing.llm_stub_server import StubLLMServer  # noqa: E402
+from simulator.worlds.chat.domain.sweep import SweepSpec  # noqa: E402
 
 EXPERIMENT = ROOT / "prompts" / "experiments" / "prison.yaml"
 MODEL = "stub"

@@ -16,8 +16,8 @@ from simulator.analysis.scope import Scope
 from simulator.domain.clock import as_datetime
 from simulator.domain.fork import point_text
 from simulator.domain.ids import content_hash
-from simulator.domain.sweep import Cell
 from simulator.domain.vocabulary import COUNTER_NAMES
+from simulator.worlds.chat.domain.sweep import Cell
 
 TABLES = ("conversations", "messages", "summaries", "calls", "scores")
 COUNTERS = COUNTER_NAMES  # the recorder's counters, one column each

@@ -14,7 +14,7 @@ from simulator.domain.model_strings import has_hidden_characters
 from simulator.worlds.chat.domain.experiment import Experiment
 
 if TYPE_CHECKING:
-    from simulator.domain.sweep import SweepSpec
+    from simulator.worlds.chat.domain.sweep import SweepSpec
 
 MANAGER, SUMMARIZER = "manager", "summarizer"
 

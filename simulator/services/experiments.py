@@ -11,13 +11,13 @@ from simulator.domain.world import domain_of, experiment_kind
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
-from simulator.prompting.assembly import render_all
 from simulator.store import cascade
 from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import AnyExperiment, to_model
 from simulator.store.store import Store
 from simulator.worlds import DEFAULT_KIND, row, rows
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.prompting.assembly import render_all
 
 KIND = "experiment"
 

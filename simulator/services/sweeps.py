@@ -9,19 +9,21 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from simulator.domain.ids import content_hash
-from simulator.domain.sweep import (
+from simulator.domain.sweep_names import SweepError
+from simulator.domain.yaml_io import validation_to_user_error
+from simulator.errors import PermissionRefused, UserError
+from simulator.services.experiments import ExperimentView
+from simulator.store.counting import is_server_collection
+from simulator.store.store import Store
+from simulator.worlds.chat.domain.sweep import (
     Cell,
     PlannedConversation,
     SweepSpec,
     calls_per_conversation,
     expand,
 )
-from simulator.domain.sweep_design import describe
-from simulator.domain.sweep_names import SweepError
-from simulator.domain.yaml_io import validation_to_user_error
-from simulator.errors import PermissionRefused, UserError
-from simulator.services.experiments import ExperimentView
-from simulator.services.sweep_documents import (
+from simulator.worlds.chat.domain.sweep_design import describe
+from simulator.worlds.chat.services.sweep_documents import (
     CellParts,
     cache_key,
     cell_defaults,
@@ -30,8 +32,6 @@ from simulator.services.sweep_documents import (
     conversation_document,
     conversation_spec,
 )
-from simulator.store.counting import is_server_collection
-from simulator.store.store import Store
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -16,13 +16,13 @@ import pytest
 from simulator.analysis.exports import write_tables
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.tables import load_tables
-from simulator.domain.sweep import SweepSpec
 from simulator.errors import NotFound, UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from stored_messages import message_doc
 
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-moderation-test-key"

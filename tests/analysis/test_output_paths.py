@@ -14,10 +14,10 @@ import pytest
 from stored_messages import message_doc
 
 from simulator.analysis import exports
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

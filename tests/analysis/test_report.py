@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
@@ -26,6 +25,7 @@ from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 EVIL = (

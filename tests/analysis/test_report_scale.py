@@ -21,10 +21,10 @@ from stored_messages import message_doc
 from simulator.analysis.report import write_report
 from simulator.analysis.report.assets import PREVIEW_CHARS, STEP_CHARS
 from simulator.domain.invisible_chars import INVISIBLE_RANGES, visible
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 LOAD_LIMIT_S = 60

@@ -22,11 +22,11 @@ from simulator.analysis.tables import (
     conversation_row,
     message_row,
 )
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.batched import BatchReader
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 ROLES = ["Guard", "Prisoner"]
 

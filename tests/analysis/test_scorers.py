@@ -19,7 +19,6 @@ import pytest
 
 from simulator.analysis.scorers import create_scorer
 from simulator.analysis.scorers.rubric import load_rubric
-from simulator.domain.sweep import SweepSpec
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
@@ -29,6 +28,7 @@ from simulator.services.scoring import score_target
 from simulator.services.sweep_runs import SweepRunner
 from simulator.store.store import open_store_uri
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 VALID = (

@@ -15,10 +15,10 @@ from simulator.analysis.exports import write_batches
 from simulator.analysis.scope import resolve_scope
 from simulator.analysis.streaming import export_scope
 from simulator.analysis.tables import conversation_row, message_row
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 
 def five_conversations(store, prison_path) -> str:

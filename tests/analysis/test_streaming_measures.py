@@ -39,9 +39,9 @@ from simulator.analysis.tables import (
     message_row,
     to_number,
 )
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 # --- the reference: the in-memory path as it was -----------------------------------------
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pty_session import PRISON
 
-from simulator.cli.interactive.draft import Draft
 from simulator.domain.yaml_io import load_model, validate_model
 from simulator.errors import UserError
+from simulator.worlds.chat.cli.draft import Draft
 from simulator.worlds.chat.domain.experiment import Experiment
 
 

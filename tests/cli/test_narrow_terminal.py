@@ -8,7 +8,7 @@ import pytest
 from pty_session import DOWN, ENTER, FINISH
 from screen import Screen
 
-from simulator.cli.interactive.draft import Draft
+from simulator.worlds.chat.cli.draft import Draft
 
 pytestmark = pytest.mark.pty
 

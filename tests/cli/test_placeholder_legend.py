@@ -6,9 +6,9 @@ from __future__ import annotations
 from pty_session import PRISON
 from test_menu_keys import keys
 
-from simulator.cli.interactive import create
-from simulator.cli.interactive.draft import Draft
 from simulator.domain.yaml_io import load_model
+from simulator.worlds.chat.cli import create_menu as create
+from simulator.worlds.chat.cli.draft import Draft
 from simulator.worlds.chat.domain.experiment import Experiment
 
 FINISH = "\x1b\r"  # Esc then Enter submits a multi-line answer

@@ -17,7 +17,6 @@ import types
 import pytest
 
 from simulator.cli.sweep_progress import describe
-from simulator.domain.sweep import SweepSpec
 from simulator.engine import sweep_runner
 from simulator.engine.sweep_runner import SweepProgress
 from simulator.llm.access import LLMAccess
@@ -26,6 +25,7 @@ from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 CONVERSATIONS = 24
 

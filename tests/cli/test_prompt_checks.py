@@ -8,8 +8,8 @@ from pty_session import PRISON
 from test_menu_keys import keys
 
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.draft import Draft
 from simulator.domain.yaml_io import load_model
+from simulator.worlds.chat.cli.draft import Draft
 from simulator.worlds.chat.domain.experiment import Experiment
 
 FINISH = "\x1b\r"  # Esc then Enter submits a multi-line answer

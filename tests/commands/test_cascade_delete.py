@@ -12,12 +12,12 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing.reference_fixture import build_prison_database, reference_hashes
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 PER_CONVERSATION = ("messages", "calls", "summaries", "scores")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 SCORER = """
 def words(message):

@@ -12,11 +12,11 @@ from pydantic import ValidationError
 from simulator.domain.verbs import is_base_form, third_person_singular
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.prompting.assembly import agent_system_prompt
-from simulator.prompting.placeholders import known_placeholders, resolve
 from simulator.services import experiments as exp_service
 from simulator.services import runs as run_service
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.prompting.assembly import agent_system_prompt
+from simulator.worlds.chat.prompting.placeholders import known_placeholders, resolve
 from simulator.worlds.chat.services import runs as conv_service
 
 

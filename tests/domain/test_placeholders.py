@@ -5,9 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from simulator.prompting.assembly import agent_system_prompt, assemble_sections, render_all
-from simulator.prompting.placeholders import resolve
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.prompting.assembly import (
+    agent_system_prompt,
+    assemble_sections,
+    render_all,
+)
+from simulator.worlds.chat.prompting.placeholders import resolve
 
 
 def make(text: str, roles=("Guard", "Prisoner"), pronouns=None) -> Experiment:

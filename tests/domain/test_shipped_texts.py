@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from simulator.domain.yaml_io import load_model
-from simulator.prompting.placeholders import PLACEHOLDER, VERB_MARK, _inflect, resolve
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.prompting.placeholders import PLACEHOLDER, VERB_MARK, _inflect, resolve
 
 REPO = Path(__file__).resolve().parents[2]
 # the group chats: a grid (kind: grid) or network (kind: network) experiment has no role

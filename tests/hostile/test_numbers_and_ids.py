@@ -68,9 +68,9 @@ def test_every_combination_past_the_maximum_is_refused_before_expanding(cli, db,
 
 
 def test_variants_all_count_toward_the_maximum_before_expanding():
-    from simulator.domain.sweep import SweepSpec, check
     from simulator.domain.yaml_io import load_model
     from simulator.worlds.chat.domain.experiment import Experiment
+    from simulator.worlds.chat.domain.sweep import SweepSpec, check
 
     experiment = load_model(PRISON, Experiment, "experiment")
     spec = load_model(PRISON.parents[1] / "sweeps" / "prison_factorial.yaml", SweepSpec, "sweep")

@@ -14,9 +14,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chat_memory_helpers import PRISON, SHIPPED, STREAM, chat_reply, experiment_file
 
-from simulator.cli.interactive.draft import Draft
 from simulator.services.experiments import load_file
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.cli.draft import Draft
 from simulator.worlds.chat.domain.experiment import Experiment
 
 

@@ -238,9 +238,9 @@ def test_a_stream_experiment_has_its_own_version_and_is_duplicated_with_its_bloc
 def test_a_sweep_over_a_stream_experiment_runs_each_conversation_with_its_stream(
     store, stub, tmp_path
 ):
-    from simulator.domain.sweep import SweepSpec
     from simulator.services import sweeps
     from simulator.services.sweep_runs import SweepRunner
+    from simulator.worlds.chat.domain.sweep import SweepSpec
 
     view = exp_service.import_yaml(store, experiment_file(tmp_path, STREAM), "alice")
     spec = SweepSpec(

@@ -10,7 +10,6 @@ from bson import ObjectId
 
 from simulator.domain import reference_conversion as rc
 from simulator.errors import UserError
-from simulator.prompting.assembly import render_all
 from simulator.services import experiments as experiments_service
 from simulator.services import reference_import as service
 from simulator.store.database import open_database
@@ -22,6 +21,7 @@ from simulator.testing.reference_fixture import (
     reference_hashes,
     section_doc,
 )
+from simulator.worlds.chat.prompting.assembly import render_all
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ from bson import Binary, Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectI
 from bson.codec_options import CodecOptions
 from pymongo.errors import DuplicateKeyError
 
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.bson_fields import top_fields
 from simulator.store.counting import is_server_collection
 from simulator.store.indexes import ensure_sparse_unique
 from simulator.store.store import open_store_uri
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 T0 = datetime(2026, 1, 1)
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from process_waits import cli as cli
 
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 REPO = Path(__file__).resolve().parents[2]
 MESSAGES, DAYS = 8, 2

@@ -13,12 +13,12 @@ import uuid
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
-from simulator.services import sweep_documents
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.chat.domain.sweep import SweepSpec
+from simulator.worlds.chat.services import sweep_documents
 
 SPEC = {
     "repetitions": 2000,
@@ -32,7 +32,7 @@ SPEC = {
 KILLED_CREATE = """
 import os, signal, sys
 from litemongo.sqlite_store import TableDict
-from simulator.domain.sweep import SweepSpec
+from simulator.worlds.chat.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database

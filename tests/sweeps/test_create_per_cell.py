@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.services import experiments as exp_service
-from simulator.services import sweep_documents
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
+from simulator.worlds.chat.domain.sweep import SweepSpec
+from simulator.worlds.chat.services import sweep_documents
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec, cells, expand
-from simulator.domain.variants import apply_variants
 from simulator.domain.yaml_io import load_model
-from simulator.prompting.assembly import agent_system_prompt
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.domain.sweep import SweepSpec, cells, expand
+from simulator.worlds.chat.domain.variants import apply_variants
+from simulator.worlds.chat.prompting.assembly import agent_system_prompt
 
 
 @pytest.fixture

@@ -15,13 +15,13 @@ import pytest
 import yaml
 
 from simulator.domain.ids import content_hash
-from simulator.domain.sweep import SweepError, SweepSpec, cells, describe, expand
 from simulator.domain.yaml_io import load_model
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.domain.sweep import SweepError, SweepSpec, cells, describe, expand
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"

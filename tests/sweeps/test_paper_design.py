@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec, cells, expand
-from simulator.domain.variants import apply_variants
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
-from simulator.prompting.assembly import agent_system_prompt
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.domain.sweep import SweepSpec, cells, expand
+from simulator.worlds.chat.domain.variants import apply_variants
+from simulator.worlds.chat.prompting.assembly import agent_system_prompt
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.domain.yaml_io import load_model
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
@@ -24,6 +23,7 @@ from simulator.services.sweep_runs import SweepRunner
 from simulator.store.database import open_database
 from simulator.store.store import open_store
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.sweep import SweepSpec
 from simulator.worlds.chat.services import runs as conv_service
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,13 +7,13 @@ import asyncio
 
 import pytest
 
-from simulator.domain.sweep import SweepSpec
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry, RetryPolicy
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.services.sweep_runs import SweepRunner
 from simulator.testing import StubLLMServer
+from simulator.worlds.chat.domain.sweep import SweepSpec
 
 
 def run_sweep(store, sweep_id, llms, **kw):

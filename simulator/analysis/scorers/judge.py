@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from simulator.analysis.scorers.base import ScoreResult, TargetKind, failed
 from simulator.analysis.scorers.rubric import Rubric, load_rubric
 from simulator.domain.llm_choice import LLMChoice
-from simulator.domain.variants import apply_variants
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError, FatalBackendError
-from simulator.prompting.placeholders import resolve
 from simulator.prompting.templates import fill
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.domain.variants import apply_variants
+from simulator.worlds.chat.prompting.placeholders import resolve
 
 FEEDBACK = "Your answer could not be used: {problems}.\n\n{format}"
 

@@ -23,12 +23,12 @@ from simulator.domain.yaml_io import load_model
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import BackendError, ChatMessage, FatalBackendError
-from simulator.prompting.assembly import render_all
 from simulator.prompting.templates import PROMPTS_DIR
 from simulator.services import experiments as exp_service
 from simulator.store.repositories.experiments import experiment_version
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec, split_messages
+from simulator.worlds.chat.prompting.assembly import render_all
 from simulator.worlds.chat.prompting.transcript import agent_messages, day_opening
 from simulator.worlds.chat.services import runs as conv_service
 

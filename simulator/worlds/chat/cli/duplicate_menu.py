@@ -1,5 +1,5 @@
 """A group chat's 'Duplicate and update' entry: a copy the user owns, after changing any
-answers the creation flow asks (simulator/cli/interactive/create.py)."""
+answers the creation flow asks (simulator/worlds/chat/cli/create_menu.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from collections.abc import Callable
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.create import STEPS, preview
-from simulator.cli.interactive.draft import Draft
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
 from simulator.services import experiments as service
 from simulator.services.experiments import ExperimentView
+from simulator.worlds.chat.cli.create_menu import STEPS, preview
+from simulator.worlds.chat.cli.draft import Draft
 from simulator.worlds.chat.domain.experiment import Experiment
 
 COPY_FIELDS = (

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.domain.variants import variant_slots
 from simulator.domain.vocabulary import SPEAKER_METHODS
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.domain.variants import variant_slots
 from simulator.worlds.chat.engine.run import llm_name
 from simulator.worlds.chat.services.runs import experiment_snapshot
 

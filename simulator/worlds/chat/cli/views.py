@@ -9,15 +9,15 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
-from simulator.cli.interactive.create import run_create
-from simulator.cli.interactive.sweep_menu import perform_sweep
 from simulator.cli.live import role_colour
 from simulator.cli.transcript_view import shown, stored_count
 from simulator.cli.view_parts import CreateFlow, MenuEntry
 from simulator.domain.plural import count
 from simulator.services.experiments import ExperimentView
+from simulator.worlds.chat.cli.create_menu import run_create
 from simulator.worlds.chat.cli.duplicate_menu import duplicate
 from simulator.worlds.chat.cli.perform_menu import perform
+from simulator.worlds.chat.cli.sweep_menu import perform_sweep
 
 CREATE = (CreateFlow("Create experiment", run_create),)
 EDIT_ENTRIES = (MenuEntry("Duplicate and update", duplicate),)

@@ -163,7 +163,7 @@ class Experiment(BaseModel):
                 raise ValueError(
                     f"section {sorted(clash)[0]!r} is both private to role {role.name!r} and shared"
                 )
-        from simulator.prompting.placeholders import validate_placeholders
+        from simulator.worlds.chat.prompting.placeholders import validate_placeholders
 
         stored = bool(info.context and info.context.get("stored"))
         validate_placeholders(self, base_forms_allowed=stored)

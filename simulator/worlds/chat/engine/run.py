@@ -19,7 +19,6 @@ from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.llm_display import llm_name
 from simulator.domain.params import GenerationParams
-from simulator.domain.variants import apply_variants
 from simulator.engine import events as ev
 from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import ActorCall, ActorCalls, replay_book
@@ -27,15 +26,11 @@ from simulator.engine.step_loop import StepFailed, StepRun, run_world
 from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import Embedder
 from simulator.memory.engine.keeper import MemoryKeeper
-from simulator.prompting.assembly import (
-    agent_system_prompt,
-    starting_message,
-    summarizer_system_prompt,
-)
 from simulator.prompting.bleed import Trimmed, trim_reply
 from simulator.prompting.echoes import clean_echoes
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.domain.variants import apply_variants
 from simulator.worlds.chat.engine.agents import Agent, build_agents
 from simulator.worlds.chat.engine.manager import ManagerPicks
 from simulator.worlds.chat.engine.memory import ChatMemory, Recalled, turn_query
@@ -48,6 +43,11 @@ from simulator.worlds.chat.engine.speakers import (
     RoundRobin,
     SpeakerSelector,
     TurnState,
+)
+from simulator.worlds.chat.prompting.assembly import (
+    agent_system_prompt,
+    starting_message,
+    summarizer_system_prompt,
 )
 from simulator.worlds.chat.prompting.transcript import (
     Line,

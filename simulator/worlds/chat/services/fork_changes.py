@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simulator.domain.variants import variant_slots
 from simulator.domain.vocabulary import SPEAKER_METHODS
 from simulator.errors import UserError
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.domain.variants import variant_slots
 from simulator.worlds.chat.engine.run import llm_name
 from simulator.worlds.chat.services import runs as conversations
 from simulator.worlds.chat.services.runs import choose_llm

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from simulator.domain.sweep import SweepSpec
-from simulator.services import fork_sweeps
 from simulator.services import sweeps as factorial
 from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_parts import RunStored
 from simulator.services.sweeps import Plan
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.domain.sweep import SweepSpec
+from simulator.worlds.chat.services import fork_sweeps
 from simulator.worlds.chat.services import runs as conversations
 
 Spec = SweepSpec

@@ -10,14 +10,14 @@ from collections.abc import Callable
 
 from simulator.cli.context import AppContext
 from simulator.cli.interactive import prompts as ask
-from simulator.cli.interactive.draft import Draft
 from simulator.cli.interactive.llms import ask_llms, edit_llms
 from simulator.cli.render import rendered_prompts
 from simulator.domain.yaml_io import validate_model
 from simulator.errors import UserError
-from simulator.prompting.assembly import render_all
 from simulator.services import experiments as service
+from simulator.worlds.chat.cli.draft import Draft
 from simulator.worlds.chat.domain.experiment import NAME_PATTERN, Experiment
+from simulator.worlds.chat.prompting.assembly import render_all
 
 PRONOUNS = ("he", "she", "it", "they")
 

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from simulator.domain.fork_sweep import (
+from simulator.domain.llm_choice import LLMChoice
+from simulator.domain.sweep_names import SweepError, resolve_llm, role_counts, to_llm_choice
+from simulator.errors import UserError
+from simulator.services import forks, sweeps
+from simulator.services.experiments import ExperimentView
+from simulator.services.forks import ForkPlan
+from simulator.store.store import Store
+from simulator.worlds.chat.domain.fork_sweep import (
     ForkBlock,
     ParentSettings,
     branch_key,
@@ -24,18 +31,11 @@ from simulator.domain.fork_sweep import (
     paired_seed,
     refuse_changes,
 )
-from simulator.domain.llm_choice import LLMChoice
-from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
-from simulator.domain.sweep_design import CELL_AGENTS
-from simulator.domain.sweep_names import SweepError, resolve_llm, role_counts, to_llm_choice
-from simulator.errors import UserError
-from simulator.services import forks, sweeps
-from simulator.services.experiments import ExperimentView
-from simulator.services.forks import ForkPlan
-from simulator.services.sweep_documents import CellParts
-from simulator.store.store import Store
 from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.domain.sweep import Cell, PlannedConversation, SweepSpec
+from simulator.worlds.chat.domain.sweep_design import CELL_AGENTS
 from simulator.worlds.chat.engine.agents import build_agents
+from simulator.worlds.chat.services.sweep_documents import CellParts
 
 
 @dataclass

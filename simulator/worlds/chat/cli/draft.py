@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from simulator.prompting.placeholders import legend, validate_placeholders
 from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.prompting.placeholders import legend, validate_placeholders
 
 
 def _tag(role_name: str) -> str:

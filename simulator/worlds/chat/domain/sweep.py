@@ -20,7 +20,6 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.fork_sweep import ForkBlock
 from simulator.domain.ids import content_hash
 from simulator.domain.limits import (
     MAX_AGENTS_PER_ROLE,
@@ -29,7 +28,23 @@ from simulator.domain.limits import (
     check_sweep_size,
 )
 from simulator.domain.llm_choice import Name
-from simulator.domain.sweep_design import (
+from simulator.domain.sweep_names import (
+    MANAGER,
+    SUMMARIZER,
+    SweepError,
+    resolve_llm,
+    to_llm_choice,
+)
+from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.domain.fork_sweep import ForkBlock
+from simulator.worlds.chat.domain.profile import ChatProfile, profile_switches
+from simulator.worlds.chat.domain.spec import (
+    MessageCounting,
+    ReplyCleaning,
+    SpeakerFormat,
+    SpeakerMethod,
+)
+from simulator.worlds.chat.domain.sweep_design import (
     CELL_AGENTS,
     CELL_LLM,
     CELL_METHOD,
@@ -41,21 +56,6 @@ from simulator.domain.sweep_design import (
     ListedCell,
     describe,
     design,
-)
-from simulator.domain.sweep_names import (
-    MANAGER,
-    SUMMARIZER,
-    SweepError,
-    resolve_llm,
-    to_llm_choice,
-)
-from simulator.worlds.chat.domain.experiment import Experiment
-from simulator.worlds.chat.domain.profile import ChatProfile, profile_switches
-from simulator.worlds.chat.domain.spec import (
-    MessageCounting,
-    ReplyCleaning,
-    SpeakerFormat,
-    SpeakerMethod,
 )
 
 __all__ = [

@@ -21,8 +21,8 @@ from simulator.domain.limits import MAX_EDIT_CHARS
 from simulator.errors import UserError
 
 if TYPE_CHECKING:
-    from simulator.domain.sweep import Cell, SweepSpec
     from simulator.worlds.chat.domain.spec import ConversationSpec
+    from simulator.worlds.chat.domain.sweep import Cell, SweepSpec
 
 FIXED = ("total_messages", "days", "message_counting", "allow_repeat_speaker")
 GRIDS = {"every_day_count": "days", "every_agent_combination": "agents"}

@@ -10,13 +10,13 @@ from pydantic import ValidationError
 
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.seeds import unseeded_note
-from simulator.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.domain.sweep_names import resolve_llm, to_llm_choice
 from simulator.errors import UserError
 from simulator.memory.domain.settings import MemorySettings
 from simulator.services.experiments import ExperimentView
 from simulator.store.repositories.conversations import ConversationsRepository
 from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.domain.sweep import Cell, PlannedConversation, SweepSpec
 from simulator.worlds.chat.engine.agents import build_agents
 from simulator.worlds.chat.services import memory as chat_memory
 

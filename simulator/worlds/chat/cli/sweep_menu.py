@@ -13,7 +13,6 @@ from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.plural import count
-from simulator.domain.variants import variant_slots
 from simulator.services import sweeps as service
 from simulator.services.experiments import ExperimentView
 from simulator.worlds.chat.cli.perform_menu import (
@@ -23,6 +22,7 @@ from simulator.worlds.chat.cli.perform_menu import (
 )
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import MIN_MESSAGES_PER_DAY, SPEAKER_METHODS
+from simulator.worlds.chat.domain.variants import variant_slots
 
 SWEEP_METHODS = [m for m in SPEAKER_METHODS if m != "manual"]  # sweeps run unattended
 MAX_AGENTS = 99

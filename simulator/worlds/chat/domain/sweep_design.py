@@ -21,12 +21,12 @@ from simulator.domain.sweep_names import (
     llm_key,
     role_counts,
 )
-from simulator.domain.variants import variant_slots
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.domain.spec import SPEAKER_METHODS
+from simulator.worlds.chat.domain.variants import variant_slots
 
 if TYPE_CHECKING:
-    from simulator.domain.sweep import SweepSpec
+    from simulator.worlds.chat.domain.sweep import SweepSpec
 
 # Keys of a `cells` entry that are not sections; every other key names a section.
 CELL_LLM, CELL_AGENTS, CELL_METHOD = "llm", "agents", "speaker_method"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simulator.prompting.placeholders import resolve
 from simulator.worlds.chat.domain.experiment import Experiment, Section
 from simulator.worlds.chat.domain.spec import ConversationSpec
+from simulator.worlds.chat.prompting.placeholders import resolve
 
 
 def assemble_sections(sections: Sequence[Section]) -> str:

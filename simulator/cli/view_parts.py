@@ -74,7 +74,9 @@ class WorldViews(Protocol):
         """The body of `conversation show`: what `transcript()` read for the run."""
 
 
-OPTIONAL = {"CREATE": (), "EDIT_ENTRIES": (), "PICKER_PROGRESS": "{}"}
+# `rendered(experiment, text) -> (counts, prompts)`: `experiment show --render TEXT`, the
+# prompts as the agents TEXT names read them (None: the world has no such rendering)
+OPTIONAL = {"CREATE": (), "EDIT_ENTRIES": (), "PICKER_PROGRESS": "{}", "rendered": None}
 
 
 def views_of(kind: str) -> WorldViews:

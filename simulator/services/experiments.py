@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.domain.clock import as_datetime
-from simulator.domain.limits import MAX_AGENTS_PER_ROLE
 from simulator.domain.world import domain_of, experiment_kind
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
@@ -16,8 +15,6 @@ from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import AnyExperiment, to_model
 from simulator.store.store import Store
 from simulator.worlds import DEFAULT_KIND, row, rows
-from simulator.worlds.chat.domain.experiment import Experiment
-from simulator.worlds.chat.prompting.assembly import render_all
 
 KIND = "experiment"
 
@@ -249,53 +246,3 @@ def delete(store: Store, experiment_id: str, user: str) -> cascade.Cascade:
     counts = deletion_counts(store, experiment_id, user)
     cascade.delete_experiment(store.db, experiment_id)
     return counts
-
-
-def parse_counts(text: str, experiment: Experiment, field: str = "--render") -> dict[str, int]:
-    """'guard=2,prisoner=1' -> {'Guard': 2, 'Prisoner': 1}; roles known and named once, counts
-    written in ASCII digits from 1 to MAX_AGENTS_PER_ROLE. Roles not named get one agent."""
-    example = ",".join(f"{r.name.lower()}=1" for r in experiment.roles)
-    parts = [p.strip() for p in text.split(",")]
-    if not any(parts):
-        raise UserError(
-            f"{text!r} names no role", field=field, fix=f"write ROLE=COUNT pairs, e.g. {example}"
-        )
-    counts: dict[str, int] = {}
-    for part in parts:
-        if not part:
-            raise UserError(
-                f"{text!r} has an empty entry between commas",
-                field=field,
-                fix=f"remove the extra comma, e.g. {example}",
-            )
-        name, sep, value = part.partition("=")
-        try:
-            role = experiment.role(name)
-        except KeyError as exc:
-            raise UserError(
-                str(exc.args[0]),
-                field=field,
-                fix=f"use ROLE=COUNT with the experiment's role names, e.g. {example}",
-            ) from None
-        value = value.strip()
-        if role.name in counts:
-            raise UserError(
-                f"role {role.name!r} is given twice",
-                field=field,
-                fix=f"give each role once, e.g. {example}",
-            )
-        whole = sep and value.isascii() and value.isdigit() and len(value) <= 6
-        if not whole or not 1 <= int(value) <= MAX_AGENTS_PER_ROLE:
-            raise UserError(
-                f"{part!r} needs a whole number of agents from 1 to {MAX_AGENTS_PER_ROLE}",
-                field=field,
-                fix=f"write e.g. {role.name.lower()}=1",
-            )
-        counts[role.name] = int(value)
-    for role in experiment.roles:
-        counts.setdefault(role.name, 1)
-    return counts
-
-
-def render(view: ExperimentView, counts: dict[str, int]) -> dict[str, str]:
-    return render_all(view.experiment, counts)

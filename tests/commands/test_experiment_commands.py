@@ -102,6 +102,16 @@ def test_render_rejects_unknown_role(sim, tmp_path, prison_path):
     assert result.code == 2 and "unknown role 'warden'" in result.err
 
 
+def test_render_on_a_world_without_roles_is_refused_not_a_crash(sim, tmp_path, prison_path):
+    db = str(tmp_path / "store")
+    grid = prison_path.parent / "takata_grid.yaml"
+    exp_id = sim("experiment", "import", str(grid), "--json", db=db).json()["id"]
+    result = sim("experiment", "show", exp_id, "--render", "guard=1", db=db)
+    assert result.code == 2, result.err
+    assert "--render" in result.err and "2D community experiment" in result.err
+    assert "group chat experiments" in result.err and "Traceback" not in result.err
+
+
 def test_unreachable_server_is_one_sentence_without_password(sim_process, isolated_settings):
     uri = "mongodb://researcher:s3cr3t-pw@127.0.0.1:9/"
     result = sim_process("experiment", "list", db=uri, env={"SIM_DB_TIMEOUT_MS": "300"})

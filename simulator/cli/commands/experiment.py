@@ -12,8 +12,11 @@ from rich.markup import escape
 
 from simulator.cli.context import AppContext
 from simulator.cli.render import experiment_detail, experiments_table, rendered_prompts
+from simulator.cli.view_parts import optional, views_of
+from simulator.domain.world import domain_of
 from simulator.errors import UserError
 from simulator.services import experiments as service
+from simulator.worlds import names
 
 # Paths are checked where they are read or written (a NUL byte makes click's own check raise).
 PATH = click.STRING
@@ -96,10 +99,9 @@ def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> No
 def show_cmd(app: AppContext, experiment_id: str, render_counts: str | None, as_json: bool) -> None:
     """Show one experiment (anyone may view any experiment)."""
     view = service.get(app.store, experiment_id, app.user)
-    counts = (
-        service.parse_counts(render_counts, view.experiment) if render_counts is not None else None
-    )
-    prompts = service.render(view, counts) if counts else None
+    counts = prompts = None
+    if render_counts is not None:
+        counts, prompts = _rendered(view, render_counts)
     if as_json:
         data = view.to_json()
         if prompts is not None:
@@ -109,6 +111,21 @@ def show_cmd(app: AppContext, experiment_id: str, render_counts: str | None, as_
     app.console.print(experiment_detail(view))
     if prompts is not None:
         rendered_prompts(app.console, prompts, counts)
+
+
+def _rendered(view: service.ExperimentView, text: str) -> tuple[dict, dict]:
+    """`--render`'s agents and prompts, by the experiment's world; a world that renders no
+    prompts for agent counts refuses it."""
+    rendered = optional(views_of(view.kind), "rendered")
+    if rendered is None:
+        takes = [domain_of(k).LABEL for k in names() if optional(views_of(k), "rendered")]
+        raise UserError(
+            f"it shows the prompts the agents of each role read, and {view.id} is a "
+            f"{domain_of(view.kind).LABEL} experiment, which has no roles",
+            field="--render",
+            fix=f"leave --render out (it applies to {' and '.join(takes)} experiments)",
+        )
+    return rendered(view.experiment, text)
 
 
 @experiment.command("duplicate")

@@ -10,13 +10,13 @@ import click
 
 from simulator.cli.commands.sweep_options import FORK_OPTIONS
 from simulator.errors import UserError
-from simulator.services import experiments as exp_service
 from simulator.services import sweeps as service
 from simulator.services.experiments import ExperimentView
 from simulator.services.sweeps import Plan
 from simulator.worlds.chat.cli.switches import switch_lines
 from simulator.worlds.chat.domain.profile import PROFILE_NAMES, profile_switches
 from simulator.worlds.chat.domain.spec import SPEAKER_METHODS, ReplyCleaning, SpeakerFormat
+from simulator.worlds.chat.services import roles
 
 NOUN = "a group chat"
 PLURAL = "group chats"
@@ -118,9 +118,7 @@ def spec_data(view: ExperimentView | None, data: dict, flags: dict) -> dict:
         data.update(profile_switches(flags["profile"]))
     if flags.get("agents"):
         assert view is not None
-        overrides["agents"] = exp_service.parse_counts(
-            flags["agents"], view.experiment, field="--agents"
-        )
+        overrides["agents"] = roles.parse_counts(flags["agents"], view.experiment, field="--agents")
     if flags.get("variants"):
         overrides["variants"] = service.parse_variant_flags(flags["variants"])
     if flags.get("llms") and data.get("llm_assignments"):

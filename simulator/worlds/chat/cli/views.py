@@ -18,6 +18,8 @@ from simulator.worlds.chat.cli.create_menu import run_create
 from simulator.worlds.chat.cli.duplicate_menu import duplicate
 from simulator.worlds.chat.cli.perform_menu import perform
 from simulator.worlds.chat.cli.sweep_menu import perform_sweep
+from simulator.worlds.chat.domain.experiment import Experiment
+from simulator.worlds.chat.services import roles
 
 CREATE = (CreateFlow("Create experiment", run_create),)
 EDIT_ENTRIES = (MenuEntry("Duplicate and update", duplicate),)
@@ -99,3 +101,10 @@ def show_rows(console: Console, data: dict) -> None:
 
 def _summary(console: Console, day: int, text: str) -> None:
     console.print(Panel(shown(text), title=f"summary of day {day}", style="dim"))
+
+
+def rendered(experiment: Experiment, text: str) -> tuple[dict[str, int], dict[str, str]]:
+    """`experiment show --render guard=2,prisoner=1`: the agents per role, and every prompt as
+    they read it."""
+    counts = roles.parse_counts(text, experiment)
+    return counts, roles.render(experiment, counts)

@@ -18,7 +18,7 @@ from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.memory.services.blocks import embedder_for
 from simulator.services import runs
-from simulator.services.experiments import ExperimentView, parse_counts
+from simulator.services.experiments import ExperimentView
 from simulator.services.runs import (  # noqa: F401  (callers import them from here too)
     RunOutcome,
     choose_llm,
@@ -38,6 +38,7 @@ from simulator.worlds.chat.engine.agents import build_agents
 from simulator.worlds.chat.engine.run import ConversationRun, llm_name, run_conversation
 from simulator.worlds.chat.engine.speakers import InputFunction
 from simulator.worlds.chat.services import memory as chat_memory
+from simulator.worlds.chat.services.roles import parse_counts
 
 
 def parse_role_models(pairs: tuple[str, ...], experiment: Experiment) -> dict[str, str]:

@@ -13,6 +13,9 @@ from simulator.cli.interactive import prompts
 from simulator.cli.interactive.fit import QUESTION_LIMIT, fitted
 
 CLI = Path(prompts.__file__).resolve().parents[1]
+PACKAGE = CLI.parent
+# the house's menus and each world's and the memory package's own (their cli/ folders)
+MENUS = [CLI, *sorted(PACKAGE.glob("worlds/*/cli")), PACKAGE / "memory" / "cli"]
 ASKING = {
     "text",
     "ask_required",
@@ -41,7 +44,7 @@ def shortest(node: ast.expr) -> int | None:
 
 def questions() -> list[tuple[str, int, str]]:
     found = []
-    for path in sorted(CLI.rglob("*.py")):
+    for path in sorted(p for folder in MENUS for p in folder.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
@@ -53,7 +56,7 @@ def questions() -> list[tuple[str, int, str]]:
             length = shortest(node.args[0])
             if length is not None:
                 length += RANGE if node.func.attr == "ask_int" else 0
-                where = f"{path.relative_to(CLI)}:{node.lineno}"
+                where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
                 found.append((where, length, ast.unparse(node.args[0])))
     return found
 

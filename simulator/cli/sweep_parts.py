@@ -100,11 +100,16 @@ class WorldFlags:
         return max(option.opts, key=len)
 
 
-@cache
 def world_flags() -> WorldFlags:
+    """The flags of the worlds registered now (a world registered later brings its own)."""
+    return _flags_of(names())
+
+
+@cache
+def _flags_of(kinds: tuple[str, ...]) -> WorldFlags:
     groups = tuple(
         (kind, tuple(sweep_options(kind).OPTIONS))
-        for kind in names()
+        for kind in kinds
         if has_part(kind, "cli.sweep_options")
     )
     first: dict[str, click.Option] = {}
@@ -122,6 +127,9 @@ def world_flags() -> WorldFlags:
     return WorldFlags(groups, tuple(first.values()), {k: tuple(v) for k, v in owners.items()})
 
 
+world_flags.cache_clear = _flags_of.cache_clear  # type: ignore[attr-defined]
+
+
 def _shape(option: click.Option) -> tuple:
     return (tuple(option.opts), option.multiple, option.is_flag, type(option.type))
 
@@ -135,18 +143,32 @@ WORLD_OPTION = click.Option(
 )
 
 
-def add_world_options(command: click.Command, before: str) -> None:
-    """Give `command` every world's flags and -W/--world, in front of the option `before`."""
-    own = {p.name for p in command.params}
-    clash = [p.name for p in world_flags().params if p.name in own]
-    if clash:
-        raise ValueError(f"a world's sweep flags {clash} are flags every sweep takes already")
-    at = next(i for i, p in enumerate(command.params) if p.name == before)
-    command.params[at:at] = [*world_flags().params, WORLD_OPTION]
+def add_world_options(command: WorldOptionsCommand, before: str) -> None:
+    """Give `command` every world's flags and -W/--world, in front of the option `before`
+    (read when the command parses, so a world registered after the import brings its own)."""
+    command.world_before = before
+    command.params.insert(_position(command.params, before), WORLD_OPTION)
+
+
+def _position(params: list[click.Parameter], name: str) -> int:
+    return next(i for i, p in enumerate(params) if p.name == name)
 
 
 class WorldOptionsCommand(click.Command):
     """A command whose `--help` lists its own options, then each world's under its name."""
+
+    world_before: str | None = None  # the option the worlds' flags go in front of
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        if self.world_before is None:
+            return params
+        own = {p.name for p in params}
+        clash = [p.name for p in world_flags().params if p.name in own]
+        if clash:
+            raise ValueError(f"a world's sweep flags {clash} are flags every sweep takes already")
+        at = _position(params, WORLD_OPTION.name or "")
+        return [*params[:at], *world_flags().params, *params[at:]]
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         worlds = world_flags()

@@ -63,3 +63,13 @@ def test_the_markets_experiment_file_imports(tmp_path):
     shown = llm_sim("experiment", "show", experiment_id, env=env)
     assert shown.returncode == 0, shown.stderr
     assert "kind market: a used bicycle" in " ".join(shown.stdout.split())
+
+
+def test_a_world_registered_in_a_running_process_brings_its_flags(toy_worlds, run_cli):
+    """`register` after the commands were imported (a notebook, a test): the commands parse
+    and list the new world's flags all the same."""
+    run_help = run_cli(["run", "--help"])
+    assert run_help.code == 0 and "Market options" in run_help.out
+    sweep_help = run_cli(["sweep", "create", "--help"])
+    text = " ".join(sweep_help.out.split())
+    assert sweep_help.code == 0 and "(kind: market): --market-rounds" in text

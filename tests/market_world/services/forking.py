@@ -19,7 +19,3 @@ def create(store: Store, view: ExperimentView, spec: Spec, user: str, extra: dic
 
 def last_complete(spec: Spec, rows: list[dict]) -> int:
     return last_offers(spec, rows)[0]
-
-
-def keeps_stream(spec: Spec) -> bool:
-    return False  # a market keeps no memory stream

@@ -70,10 +70,6 @@ def axes(spec: Spec) -> list[str]:
     )
 
 
-def calls_at_least(run: RunSpec) -> bool:
-    return False  # every call is counted in the plan (none when a deal ends it early)
-
-
 def run_document(view: ExperimentView, planned: PlannedRun, user: str, built: dict) -> dict:
     spec = build_run(view, planned.cell, planned.seed)
     return market_runs.run_document(view, spec, user)

@@ -7,11 +7,12 @@ answered calls of the round it was stopped in from the ledger."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from market_world.domain.kind import AGENTS, ROWS_COLLECTION, Spec, crossed, offer_in
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, placed_params, replay_book
 from simulator.engine.step_loop import StepRun, run_world
+from simulator.llm.access import LLMAccess
 
 FALLBACKS = "offer_fallbacks"
 
@@ -53,7 +54,10 @@ class Market:
 
     run: StepRun
     spec: Spec
-    llms: object
+    llms: LLMAccess
+    done: int = 0  # complete rounds stored
+    offers: list[float] = field(default_factory=list)  # the offers after them
+    partial: set[str] = field(default_factory=set)  # rows of the next round a killed run stored
 
     async def prepare(self) -> None:
         recorder = self.run.recorder
@@ -66,7 +70,7 @@ class Market:
             if row["round"] <= self.done and row["conversation_id"] == self.run.run_id:
                 recorder.counters["messages"] += 1
                 recorder.counters[FALLBACKS] += int(row["fallback"])
-        self.calls = ActorCalls(recorder, self.llms, replay_book(recorder.load_calls()))  # type: ignore[arg-type]
+        self.calls = ActorCalls(recorder, self.llms, replay_book(recorder.load_calls()))
 
     async def advance(self) -> bool:
         return self.done < self.spec.settings.rounds and not crossed(*self.offers)
@@ -111,5 +115,5 @@ class Market:
         return {}
 
 
-async def run_market(run: StepRun, spec: Spec, llms: object) -> str:
+async def run_market(run: StepRun, spec: Spec, llms: LLMAccess) -> str:
     return await run_world(run, Market(run, spec, llms))

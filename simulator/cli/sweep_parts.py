@@ -144,31 +144,29 @@ WORLD_OPTION = click.Option(
 
 
 def add_world_options(command: WorldOptionsCommand, before: str) -> None:
-    """Give `command` every world's flags and -W/--world, in front of the option `before`
-    (read when the command parses, so a world registered after the import brings its own)."""
-    command.world_before = before
-    command.params.insert(_position(command.params, before), WORLD_OPTION)
-
-
-def _position(params: list[click.Parameter], name: str) -> int:
-    return next(i for i, p in enumerate(params) if p.name == name)
+    """Give `command` every world's flags and -W/--world, in front of the option `before`;
+    a world registered after this brings its flags when the command parses (`get_params`)."""
+    own = {p.name for p in command.params}
+    clash = [p.name for p in world_flags().params if p.name in own]
+    if clash:
+        raise ValueError(f"a world's sweep flags {clash} are flags every sweep takes already")
+    at = next(i for i, p in enumerate(command.params) if p.name == before)
+    command.params[at:at] = [*world_flags().params, WORLD_OPTION]
 
 
 class WorldOptionsCommand(click.Command):
     """A command whose `--help` lists its own options, then each world's under its name."""
 
-    world_before: str | None = None  # the option the worlds' flags go in front of
-
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Its parameters, with the flags of the worlds registered since it was built in front
+        of -W/--world (a world's flag of a name the command has is another world's too)."""
         params = super().get_params(ctx)
-        if self.world_before is None:
+        taken = {p.name for p in params}
+        if WORLD_OPTION not in params:
             return params
-        own = {p.name for p in params}
-        clash = [p.name for p in world_flags().params if p.name in own]
-        if clash:
-            raise ValueError(f"a world's sweep flags {clash} are flags every sweep takes already")
-        at = _position(params, WORLD_OPTION.name or "")
-        return [*params[:at], *world_flags().params, *params[at:]]
+        later = [p for p in world_flags().params if p.name not in taken]
+        at = params.index(WORLD_OPTION)
+        return [*params[:at], *later, *params[at:]]
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         worlds = world_flags()

@@ -4,12 +4,14 @@ view while it runs, and (a world forked at a message) the menu's questions of wh
 Each world's `cli/forking.py` is a module with these names (the registry's
 `part(kind, "cli.forking")`); cli/fork_view.py and cli/interactive/fork_menu.py read them
 through the accessors below instead of naming a world. The names marked optional may be left
-out: the house's default serves the world (the chat's live lines, nothing else listening).
+out, and so may the module where the defaults serve the world (the chat's live lines, nothing
+else listening).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Protocol, cast
 
 from pydantic import BaseModel
@@ -18,7 +20,7 @@ from rich.console import Console
 from simulator.cli.context import AppContext
 from simulator.cli.live import LiveView
 from simulator.engine import events as ev
-from simulator.worlds import part
+from simulator.worlds import has_part, part
 
 
 class ForkView(Protocol):
@@ -36,7 +38,10 @@ class ForkView(Protocol):
 
 
 def fork_view(kind: str) -> ForkView:
-    """The world `kind`'s fork and replay display part (imported on first use)."""
+    """The world `kind`'s fork and replay display part (imported on first use); a world that
+    ships none gets the defaults."""
+    if not has_part(kind, "cli.forking"):
+        return cast(ForkView, SimpleNamespace())
     return cast(ForkView, part(kind, "cli.forking"))
 
 

@@ -100,11 +100,16 @@ class WorldFlags:
         return max(option.opts, key=len)
 
 
-@cache
 def world_flags() -> WorldFlags:
+    """The flags of the worlds registered now (a world registered later brings its own)."""
+    return _flags_of(names())
+
+
+@cache
+def _flags_of(kinds: tuple[str, ...]) -> WorldFlags:
     groups = tuple(
         (kind, tuple(sweep_options(kind).OPTIONS))
-        for kind in names()
+        for kind in kinds
         if has_part(kind, "cli.sweep_options")
     )
     first: dict[str, click.Option] = {}
@@ -122,6 +127,9 @@ def world_flags() -> WorldFlags:
     return WorldFlags(groups, tuple(first.values()), {k: tuple(v) for k, v in owners.items()})
 
 
+world_flags.cache_clear = _flags_of.cache_clear  # type: ignore[attr-defined]
+
+
 def _shape(option: click.Option) -> tuple:
     return (tuple(option.opts), option.multiple, option.is_flag, type(option.type))
 
@@ -135,8 +143,9 @@ WORLD_OPTION = click.Option(
 )
 
 
-def add_world_options(command: click.Command, before: str) -> None:
-    """Give `command` every world's flags and -W/--world, in front of the option `before`."""
+def add_world_options(command: WorldOptionsCommand, before: str) -> None:
+    """Give `command` every world's flags and -W/--world, in front of the option `before`;
+    a world registered after this brings its flags when the command parses (`get_params`)."""
     own = {p.name for p in command.params}
     clash = [p.name for p in world_flags().params if p.name in own]
     if clash:
@@ -147,6 +156,17 @@ def add_world_options(command: click.Command, before: str) -> None:
 
 class WorldOptionsCommand(click.Command):
     """A command whose `--help` lists its own options, then each world's under its name."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Its parameters, with the flags of the worlds registered since it was built in front
+        of -W/--world (a world's flag of a name the command has is another world's too)."""
+        params = super().get_params(ctx)
+        taken = {p.name for p in params}
+        if WORLD_OPTION not in params:
+            return params
+        later = [p for p in world_flags().params if p.name not in taken]
+        at = params.index(WORLD_OPTION)
+        return [*params[:at], *later, *params[at:]]
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         worlds = world_flags()

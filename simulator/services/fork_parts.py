@@ -115,7 +115,8 @@ def keeps_stream(kind: str, spec: BaseModel) -> bool:
     world = fork_part(kind)
     if hasattr(world, "keeps_stream"):
         return world.keeps_stream(spec)
-    return bool(getattr(spec, "memory").is_stream)  # noqa: B009
+    memory = getattr(spec, "memory", None)  # a world without memory settings keeps none
+    return bool(memory is not None and memory.is_stream)
 
 
 def range_note(kind: str) -> str:

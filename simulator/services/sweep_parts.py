@@ -101,7 +101,10 @@ def calls_at_least(part: Any, run: Any) -> bool:
     """Whether a run makes calls no plan can count (a memory stream's ratings and reflections);
     a world answers itself with `calls_at_least(run)` (an opinion network's theory makes none)."""
     own = getattr(part, "calls_at_least", None)
-    return own(run) if own is not None else bool(run.memory.is_stream)
+    if own is not None:
+        return own(run)
+    memory = getattr(run, "memory", None)  # a world without memory settings keeps none
+    return bool(memory is not None and memory.is_stream)
 
 
 def plan_notes(part: Any, run: Any) -> list[str]:

@@ -9,7 +9,7 @@ Queries take ids in chunks (`$in`): the embedded store scans a collection for ea
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from simulator.store.counting import count as count_matching
@@ -39,6 +39,8 @@ class Cascade:
     grid_steps: int = 0
     network_rounds: int = 0
     memories: int = 0
+    # the rows of the other registered worlds, by collection (a world's ROWS_COLLECTION)
+    world_rows: dict[str, int] = field(default_factory=dict)
     sweeps: int = 0
     others_conversations: int = 0  # conversations among them that other users ran
 
@@ -61,6 +63,11 @@ class Cascade:
             (self.scores, "score", None),
             (self.grid_steps, "grid step", None),
             (self.network_rounds, "network round row", None),
+            *(
+                (n, word, None)
+                for collection, n in self.world_rows.items()
+                if (word := _world_collections().get(collection))
+            ),
             (self.memories, "memory", "memories"),
             (self.sweeps, "sweep", None),
         ):
@@ -69,6 +76,21 @@ class Cascade:
         if len(parts) < 2:
             return "".join(parts)
         return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _world_collections() -> dict[str, str]:
+    """The other registered worlds' row collections, each with what one row is called
+    ("market round row")."""
+    from simulator.domain.world import domain_of
+    from simulator.worlds import names
+
+    found = {}
+    for kind in names():
+        domain = domain_of(kind)
+        collection = domain.ROWS_COLLECTION
+        if collection and collection not in _PER_CONVERSATION:
+            found[collection] = f"{kind} {domain.ROW_UNIT} row"
+    return found
 
 
 def _chunks(ids: list[Any]) -> list[list[Any]]:
@@ -95,6 +117,8 @@ def _experiment_members(db: Any, experiment_id: str) -> tuple[list[dict], list[s
 def _count_children(db: Any, conversation_ids: list[str], into: Cascade) -> Cascade:
     for name in _PER_CONVERSATION:
         setattr(into, name, _count_in(db[name], "conversation_id", conversation_ids))
+    for name in _world_collections():
+        into.world_rows[name] = _count_in(db[name], "conversation_id", conversation_ids)
     return into
 
 
@@ -128,7 +152,7 @@ def _delete_conversations(db: Any, conversation_ids: list[str]) -> set[str]:
         query = ours({"conversation_id": {"$in": chunk}})
         rows = db.calls.find(query, {"prompt_hash": 1})
         hashes.update(d["prompt_hash"] for d in rows if d.get("prompt_hash"))  # not an edit
-    for name in _PER_CONVERSATION:
+    for name in (*_PER_CONVERSATION, *_world_collections()):
         _delete_in(db[name], "conversation_id", conversation_ids)
     _delete_in(db.favourites, "target", conversation_ids)
     _delete_in(db.conversations, "_id", conversation_ids)

@@ -56,6 +56,16 @@ ORDER: tuple[tuple[str, Kind], ...] = (
     ("summaries", "insert"),
     ("conversations", "update"),  # progress counters, the summary list
 )
+# any other world's rows (a registered world's ROWS_COLLECTION) go where grid steps go
+_OTHER_INSERTS = ORDER.index(("network_rounds", "insert")) + 0.5
+
+
+def _rank(key: tuple[str, Kind]) -> float:
+    """Where a group of writes goes in a batch: its place in ORDER; another collection's
+    inserts with the world rows', its updates last."""
+    if key in ORDER:
+        return ORDER.index(key)
+    return _OTHER_INSERTS if key[1] == "insert" else len(ORDER)
 
 
 @dataclass
@@ -168,9 +178,10 @@ class GroupCommit:
 
     def _write_batch(self, batch: list[_Op]) -> list[bool | BaseException]:
         """Write one batch, group by group in ORDER; each op's outcome, in the batch's order."""
-        groups: dict[tuple[str, Kind], list[int]] = {key: [] for key in ORDER}
+        found: dict[tuple[str, Kind], list[int]] = {}
         for position, op in enumerate(batch):
-            groups.setdefault((op.collection, op.kind), []).append(position)
+            found.setdefault((op.collection, op.kind), []).append(position)
+        groups = {key: found[key] for key in sorted(found, key=_rank)}
         outcomes: list[bool | BaseException] = [True] * len(batch)
         with self._writing:
             self.stats.flushes += 1

@@ -111,11 +111,11 @@ def _rows_before(store: Any, doc: dict, collection: str, limit: StepPoint, depth
         upto = min(limit, own_start)
         parent = store.conversations.get(doc["fork_of"])
         inherited = _rows_before(store, parent, collection, upto, depth + 1)
-    rows = getattr(store, collection).for_run(doc["_id"])
+    rows = store.rows(collection).for_run(doc["_id"])
     return inherited + [r for r in rows if limit.holds(r[limit.unit])]
 
 
 def full_rows(store: Any, doc: dict) -> list[dict]:
     """A grid's step rows or a network's round rows, a fork's shared ones first."""
     collection = rows_collection(doc)
-    return world_prefix(store, doc).rows + getattr(store, collection).for_run(doc["_id"])
+    return world_prefix(store, doc).rows + store.rows(collection).for_run(doc["_id"])

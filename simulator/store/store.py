@@ -26,7 +26,7 @@ from simulator.store.repositories.network_rounds import NETWORK_ROUNDS
 from simulator.store.repositories.scores import ScoresRepository
 from simulator.store.repositories.sweeps import SweepsRepository
 from simulator.store.repositories.users import UsersRepository
-from simulator.store.repositories.world_rows import WorldRowsRepository
+from simulator.store.repositories.world_rows import WorldRowsRepository, world_layout
 
 
 @dataclass
@@ -42,6 +42,8 @@ class Store:
     grid_steps: WorldRowsRepository
     network_rounds: WorldRowsRepository
     memories: MemoriesRepository
+    # the rows of the other registered worlds, by collection (`rows` opens them)
+    _world_rows: dict[str, WorldRowsRepository] = field(default_factory=dict, repr=False)
     _group_commit: GroupCommit | None = field(default=None, repr=False)
     # set once the server is known gone: every further write would wait out the timeout
     unreachable: StoreUnavailable | None = field(default=None, repr=False)
@@ -57,11 +59,17 @@ class Store:
         return self._group_commit
 
     def rows(self, collection: str) -> WorldRowsRepository:
-        """The repository of a world's rows by its collection ("grid_steps", "network_rounds")."""
-        for repository in (self.grid_steps, self.network_rounds):
+        """The repository of a world's rows by its collection ("grid_steps", "network_rounds",
+        or any registered world's `ROWS_COLLECTION`: opened, with its index, on first use)."""
+        for repository in (self.grid_steps, self.network_rounds, *self._world_rows.values()):
             if repository.collection == collection:
                 return repository
-        raise KeyError(f"no world stores its rows in {collection!r}")
+        layout = world_layout(collection)
+        if layout is None:
+            raise KeyError(f"no world stores its rows in {collection!r}")
+        repository = self._world_rows[collection] = WorldRowsRepository(self.db, layout)
+        repository.ensure_indexes()
+        return repository
 
     @property
     def db(self):

@@ -15,13 +15,49 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from market_world import ROW as MARKET
 
 from simulator import worlds
 from simulator.testing import StubLLMServer
 from simulator.testing.world_sample import Sample, sample_of
 
 REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "tests"
 MODEL = "ollama:stub"
+# worlds that live in tests/ (a world shipped outside simulator/, as a plugin's would): checked
+# like the registered ones, registered only while their checks run
+TOY_WORLDS = (MARKET,)
+TOY_ENV = {  # how a process started by the checks finds them
+    "SIM_WORLDS": ",".join(f"{row.package}:ROW" for row in TOY_WORLDS),
+    "PYTHONPATH": os.pathsep.join((str(REPO), str(TESTS))),
+}
+
+
+def kinds() -> list[str]:
+    """The registered worlds, then the toy worlds."""
+    shipped = list(worlds.names())
+    return shipped + [row.name for row in TOY_WORLDS if row.name not in shipped]
+
+
+@pytest.fixture(scope="module")
+def toy_worlds():
+    """The toy worlds registered (and SIM_WORLDS and PYTHONPATH set for processes the checks
+    start), the registry and the environment restored afterwards."""
+    added = [row for row in TOY_WORLDS if row.name not in worlds.names()]
+    saved = {name: os.environ.get(name) for name in TOY_ENV}
+    for row in added:
+        worlds.register(row)
+    os.environ.update(TOY_ENV)
+    try:
+        yield
+    finally:
+        for row in added:
+            worlds.unregister(row.name)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def prompt_reply(sample: Sample):
@@ -76,7 +112,8 @@ class World:
 
     def process(self, *args: str) -> subprocess.Popen:
         """`python main.py ARGS` in its own process, as a user starts it."""
-        env = {**os.environ, **self.env, "PYTHONPATH": str(REPO), "SIM_PROGRESS_EVERY": "1000"}
+        path = TOY_ENV["PYTHONPATH"]  # the toy worlds (SIM_WORLDS) importable too
+        env = {**os.environ, **self.env, "PYTHONPATH": path, "SIM_PROGRESS_EVERY": "1000"}
         return subprocess.Popen(
             [sys.executable, str(REPO / "main.py"), *args],
             env=env,
@@ -94,8 +131,8 @@ class World:
         return self.ok("conversation", "show", run_id, "--json").json()[self.sample.rows]
 
 
-@pytest.fixture(scope="module", params=worlds.names())
-def world_state(request, tmp_path_factory):
+@pytest.fixture(scope="module", params=kinds())
+def world_state(request, tmp_path_factory, toy_worlds):
     """Each registered world in turn, with its own store and loopback model."""
     kind = request.param
     sample = sample_of(kind)

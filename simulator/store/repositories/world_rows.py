@@ -35,6 +35,21 @@ class RowsLayout:
         return self.id_format.format(run=run_id, unit=unit, agent=agent_index)
 
 
+def world_layout(collection: str) -> RowsLayout | None:
+    """The layout of a registered world's rows in `collection` (its domain part's
+    `ROWS_COLLECTION` and `ROW_UNIT`; the id `<run>-<unit's initial><unit>-a<agent>`), or None
+    when no world stores its rows there."""
+    from simulator.domain.world import domain_of
+    from simulator.worlds import names
+
+    for kind in names():
+        domain = domain_of(kind)
+        if collection == domain.ROWS_COLLECTION and domain.ROW_UNIT:
+            unit = domain.ROW_UNIT
+            return RowsLayout(collection, unit, f"{{run}}-{unit[0]}{{unit:05d}}-a{{agent:05d}}")
+    return None
+
+
 class WorldRowsRepository:
     """The rows of one world's collection (`layout`)."""
 

@@ -1,0 +1,1 @@
+"""The market world's services parts."""

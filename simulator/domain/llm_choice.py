@@ -12,6 +12,7 @@ from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from simulator.domain.endpoint_secrets import check_http_url, refusal
@@ -87,3 +88,27 @@ def reject_duplicates(values: list[str], what: str) -> None:
         if value in seen:
             raise ValueError(f"duplicate {what}: {value!r}; each must be unique")
         seen.add(value)
+
+
+class WorldExperiment(BaseModel):
+    """What every world's experiment starts with: its `kind`, name, note, favourite flag and the
+    LLMs its runs may use (each listed once). A world's experiment subclasses it, narrowing
+    `kind` to its own name and adding its content; the fields keep this order in files and
+    exports."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    name: Name = Field(min_length=1, max_length=120)
+    note: str = Field(default="", max_length=2000)
+    favourite: bool = False
+    llms: list[LLMChoice] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_llms(self) -> WorldExperiment:
+        reject_duplicates([llm.key for llm in self.llms], "LLM entries")
+        return self
+
+    @classmethod
+    def from_stored(cls, data: dict) -> WorldExperiment:
+        return cls.model_validate(data)

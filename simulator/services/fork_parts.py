@@ -88,9 +88,9 @@ def spec_of(kind: str, data: dict) -> BaseModel:
 def models(kind: str, spec: BaseModel) -> list[LLMChoice]:
     """Every model a run of `kind` with `spec` calls, in the order `with_models` replaces them
     (none: a run without a model)."""
-    from simulator.services.run_parts import run_part
+    from simulator.services import runs
 
-    return run_part(kind).models(spec)
+    return runs.models(kind, spec)
 
 
 def with_models(kind: str, spec: BaseModel, replace: Callable[[LLMChoice], LLMChoice]) -> BaseModel:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
-from simulator.domain.llm_choice import LLMChoice
 from simulator.engine import events as ev
 from simulator.llm.access import LLMAccess
 from simulator.store.store import Store
@@ -44,8 +43,8 @@ class RunPart(Protocol):
         """The fields of a stored run (the store adds id, status, counters and times); see
         `runs.document` for the fields every world stores."""
 
-    def models(self, spec: BaseModel) -> list[LLMChoice]:
-        """The LLM entries the run calls, checked before anything is stored (none: no check)."""
+    # optional: `models(spec) -> list[LLMChoice]`, the LLM entries the run calls, checked
+    # before anything is stored (default: the spec's one `llm`; none: no check)
 
     async def run(
         self,

@@ -104,10 +104,20 @@ def create(store: Store, document: dict, user: str) -> dict:
     return store.conversations.create(document)
 
 
+def models(kind: str, spec: BaseModel) -> list[LLMChoice]:
+    """Every model a run of `kind` with `spec` calls: the world's `models` where it has more
+    than one, else the spec's one `llm` (none: a run without a model, e.g. a theory's)."""
+    world = run_part(kind)
+    if hasattr(world, "models"):
+        return world.models(spec)
+    llm = getattr(spec, "llm", None)
+    return [] if llm is None else [llm]
+
+
 async def preflight(kind: str, spec: BaseModel, llms: LLMAccess) -> None:
     """Check the run's models before anything is written; a failure is a UserError (exit 2).
     A run that calls no model checks nothing."""
-    choices = run_part(kind).models(spec)
+    choices = models(kind, spec)
     if not choices:
         return
     try:

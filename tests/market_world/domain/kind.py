@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator.domain.llm_choice import LLMChoice
+from simulator.domain.llm_choice import LLMChoice, WorldExperiment
 
 KIND = "market"
 LABEL = "market"
@@ -32,16 +32,10 @@ class MarketSettings(BaseModel):
     seller_start: float = Field(default=100, ge=0)
 
 
-class Experiment(BaseModel):
+class Experiment(WorldExperiment):
     """A buyer and a seller asked each round for a price, given the other's last offer."""
 
-    model_config = ConfigDict(extra="forbid")
-
     kind: Literal["market"] = KIND
-    name: str = Field(min_length=1, max_length=120)
-    note: str = Field(default="", max_length=2000)
-    favourite: bool = False
-    llms: list[LLMChoice] = Field(min_length=1)
     market: MarketSettings = Field(default_factory=MarketSettings)
 
 

@@ -10,7 +10,6 @@ from pydantic import ValidationError
 
 from market_world.domain.kind import KIND, Experiment, MarketSettings, Spec
 from market_world.engine.run import run_market
-from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
 from simulator.engine.step_loop import StepRun
@@ -50,10 +49,6 @@ def run_document(view: ExperimentView, spec: Spec, user: str, extra: dict | None
     agents = runs.agent_entries(spec.names, spec.llm, "none")
     dumped = spec.model_dump(mode="json")
     return runs.document(view, dumped, agents, user, kind=KIND, **(extra or {}))
-
-
-def models(spec: Spec) -> list[LLMChoice]:
-    return [spec.llm]
 
 
 async def run(

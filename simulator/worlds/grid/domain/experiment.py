@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from simulator.domain.limits import MAX_SEED
-from simulator.domain.llm_choice import LLMChoice, Name, reject_duplicates
+from simulator.domain.llm_choice import LLMChoice, WorldExperiment
 from simulator.memory.domain.settings import MemorySettings
 from simulator.worlds.grid.domain.measures import GridMeasures
 from simulator.worlds.grid.domain.personality import PersonalityProbe
@@ -152,16 +152,10 @@ class GridWorld(BaseModel):
         return initial_positions(self.agents, self.width, self.height, seed)
 
 
-class GridExperiment(BaseModel):
+class GridExperiment(WorldExperiment):
     """Agents with no persona on a 2D field, talking to neighbours (Takata et al. 2024)."""
 
-    model_config = ConfigDict(extra="forbid")
-
     kind: Literal["grid"] = GRID_KIND
-    name: Name = Field(min_length=1, max_length=120)
-    note: str = Field(default="", max_length=2000)
-    favourite: bool = False
-    llms: list[LLMChoice] = Field(min_length=1)
     world: GridWorld = Field(default_factory=GridWorld)
     prompts: GridPrompts
     # summary: the rolling self-summary (the `memory` stage); stream: a memory stream
@@ -177,8 +171,7 @@ class GridExperiment(BaseModel):
     personality: PersonalityProbe | None = None
 
     @model_validator(mode="after")
-    def _unique_llms(self) -> GridExperiment:
-        reject_duplicates([llm.key for llm in self.llms], "LLM entries")
+    def _consistent(self) -> GridExperiment:
         if self.personas is not None and len(self.personas) != self.world.agents:
             raise ValueError(
                 f"personas lists {len(self.personas)} agents and world.agents is "
@@ -193,10 +186,6 @@ class GridExperiment(BaseModel):
                 f"{self.world.width} x {self.world.height} field"
             )
         return self
-
-    @classmethod
-    def from_stored(cls, data: dict) -> GridExperiment:
-        return cls.model_validate(data)
 
 
 class GridSpec(BaseModel):

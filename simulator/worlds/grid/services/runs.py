@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.llm_display import llm_name
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -115,11 +114,6 @@ def run_document(
     agents = runs.agent_entries(spec.names, spec.llm, "")
     dumped = spec.model_dump(mode="json")
     return runs.document(view, dumped, agents, user, kind="grid", **(extra or {}))
-
-
-def models(spec: GridSpec) -> list[LLMChoice]:
-    """The one model every agent calls."""
-    return [spec.llm]
 
 
 async def run(

@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from simulator.domain.limits import MAX_SEED
-from simulator.domain.llm_choice import LLMChoice, Name, reject_duplicates
+from simulator.domain.llm_choice import LLMChoice, WorldExperiment
 from simulator.errors import UserError
 from simulator.memory.domain.settings import MemorySettings
 from simulator.worlds.network.domain.agents_table import MAX_AGENT_ROWS, AgentRow
@@ -233,16 +233,10 @@ def check_free_chat(chosen: NetworkSettings) -> None:
         seen.add(t)
 
 
-class NetworkExperiment(BaseModel):
+class NetworkExperiment(WorldExperiment):
     """Agents with a survey participant's coefficients deciding on a social network."""
 
-    model_config = ConfigDict(extra="forbid")
-
     kind: Literal["network"] = NETWORK_KIND
-    name: Name = Field(min_length=1, max_length=120)
-    note: str = Field(default="", max_length=2000)
-    favourite: bool = False
-    llms: list[LLMChoice] = Field(min_length=1)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
 
@@ -251,15 +245,6 @@ class NetworkExperiment(BaseModel):
     def _no_plans(cls, value: MemorySettings) -> MemorySettings:
         value.resolved(world_plans=False)  # ValueError naming memory.planning
         return value
-
-    @model_validator(mode="after")
-    def _unique_llms(self) -> NetworkExperiment:
-        reject_duplicates([llm.key for llm in self.llms], "LLM entries")
-        return self
-
-    @classmethod
-    def from_stored(cls, data: dict) -> NetworkExperiment:
-        return cls.model_validate(data)
 
 
 class AgentRecord(BaseModel):

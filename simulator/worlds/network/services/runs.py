@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.llm_display import llm_name
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.engine import events as ev
@@ -204,11 +203,6 @@ def run_document(
         dumped["settings"]["theory"] = spec.settings.theory.full()
     agents = runs.agent_entries(spec.names, spec.llm, THEORY)
     return runs.document(view, dumped, agents, user, kind="network", **(extra or {}))
-
-
-def models(spec: NetworkSpec) -> list[LLMChoice]:
-    """The one model every agent calls; none for the theory."""
-    return [] if spec.llm is None else [spec.llm]
 
 
 async def run(

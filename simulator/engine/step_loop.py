@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from simulator.engine import events as ev
 from simulator.engine.ports import Recorder, TranscriptTaken
+from simulator.llm.access import LLMAccess
+from simulator.llm.embeddings import Embedder
 
 
 class StepFailed(Exception):
@@ -36,6 +38,21 @@ class World(Protocol):
 
     def done_fields(self) -> dict:
         """Fields written with the final `done` status (a chat's whole summary list)."""
+
+
+@dataclass
+class RunContext:
+    """Everything one run of a world needs besides its rules: its spec, the models, where it
+    writes (the recorder port) and reports, the user's stop; the store and the backends arrive
+    from outside. A world's run context adds what its rules read besides the spec."""
+
+    run_id: str
+    spec: Any
+    llms: LLMAccess
+    recorder: Recorder
+    on_event: Callable[[ev.Event], None] = lambda event: None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
 
 
 @dataclass

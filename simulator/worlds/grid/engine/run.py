@@ -8,17 +8,11 @@ complete step and replays the calls already answered instead of sending them aga
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from simulator.domain.params import GenerationParams
-from simulator.engine import events as ev
-from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
-from simulator.engine.step_loop import StepRun, run_world
-from simulator.llm.access import LLMAccess
-from simulator.llm.embeddings import Embedder
+from simulator.engine.step_loop import RunContext, StepRun, run_world
 from simulator.memory.engine.keeper import MemoryKeeper, Perceived
 from simulator.memory.prompting.prompts import recalled_text
 from simulator.worlds.grid.domain import rules as grid
@@ -33,18 +27,12 @@ PURPOSES = {stage: f"grid_{stage}" for stage in STAGES}
 COLLECTION = "grid_steps"  # where the steps' rows are stored
 
 
-@dataclass
-class GridRun:
-    """Everything one grid run needs; the store and the backends arrive from outside."""
+@dataclass(kw_only=True)
+class GridRun(RunContext):
+    """Everything one grid run needs: the run's context and the experiment's prompts."""
 
-    run_id: str
-    experiment: GridExperiment
     spec: GridSpec
-    llms: LLMAccess
-    recorder: Recorder
-    on_event: Callable[[ev.Event], None] = lambda event: None
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
+    experiment: GridExperiment
 
 
 @dataclass

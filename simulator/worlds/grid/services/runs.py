@@ -139,14 +139,14 @@ async def run(
     if spec is None:
         spec = GridSpec.model_validate(doc["spec"])
     grid_run = GridRun(
-        run_id,
-        experiment,
-        spec,
-        llms,
-        recorder,
-        on_event,
-        stop or asyncio.Event(),
-        embedder_for(spec.memory),
+        run_id=run_id,
+        spec=spec,
+        llms=llms,
+        recorder=recorder,
+        on_event=on_event,
+        stop=stop or asyncio.Event(),
+        embedder=embedder_for(spec.memory),
+        experiment=experiment,
     )
     status = await run_grid(grid_run)
     return RunOutcome(run_id, status, recorder.error, dict(recorder.counters))

@@ -22,19 +22,14 @@ t >= 1 names the records its prompts showed (`retrieved`).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import networkx as nx
 
 from simulator.domain.params import GenerationParams
-from simulator.engine import events as ev
 from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
-from simulator.engine.step_loop import StepRun, run_world
-from simulator.llm.access import LLMAccess
-from simulator.llm.embeddings import Embedder
+from simulator.engine.step_loop import RunContext, StepRun, run_world
 from simulator.worlds.network.domain.answers import MAX_ATTEMPTS, Answer, parse_answer, round_zero
 from simulator.worlds.network.domain.experiment import ANSWER_PURPOSES, NetworkSpec
 from simulator.worlds.network.domain.graphs import graph_for_round, snapshot_graphs
@@ -50,16 +45,10 @@ COLLECTION = "network_rounds"
 
 
 @dataclass
-class NetworkRun:
-    """Everything one network run needs; the store and the backends arrive from outside."""
+class NetworkRun(RunContext):
+    """Everything one network run needs (its context; the spec holds all its rules read)."""
 
-    run_id: str
     spec: NetworkSpec
-    llms: LLMAccess
-    recorder: Recorder
-    on_event: Callable[[ev.Event], None] = lambda event: None
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    embedder: Embedder | None = None  # a memory stream's (spec.memory.kind == "stream")
 
 
 async def run_network(run: NetworkRun) -> str:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from in_process import CliResult, run_cli_in_process
 
-from simulator.testing.process_state import ProcessState
 from simulator.testing.wire_server import wire_server as start_wire_server
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,48 +91,6 @@ def store(store_uri):
 @pytest.fixture
 def prison_path() -> Path:
     return REPO / "prompts" / "experiments" / "prison.yaml"
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-    def json(self):
-        return json.loads(self.out)
-
-
-def _exit_code(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    if isinstance(exc.code, int):
-        return exc.code
-    print(exc.code, file=sys.stderr)
-    return 1
-
-
-def run_cli_in_process(
-    args: list[str], env: dict[str, str] | None = None, input: str | None = None
-) -> CliResult:
-    """`llm-sim ARGS` through the real `main()` (flags, `SIM_*`, `.env`, errors, exit statuses)
-    inside click's CliRunner isolation: no interpreter start per call, no state left behind."""
-    from simulator.cli.main import main
-
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1 keeps stderr apart only when asked
-    except TypeError:
-        runner = CliRunner()  # click >= 8.2 always does
-    with ProcessState(), runner.isolation(input=input, env=env or {}) as streams:
-        out, err = streams[0], streams[1]
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
 
 
 @pytest.fixture

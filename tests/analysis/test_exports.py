@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+import in_process
 import pytest
 
 from simulator.analysis.exports import write_tables
@@ -128,15 +128,7 @@ def test_unknown_ids_are_user_errors():
 
 
 def sim(*args: str, db: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SIM_DB": str(db), "SIM_USER": "alice", "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, str(REPO / "main.py"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=db.parent,
-    )
+    return in_process.llm_sim(*args, env={"SIM_DB": str(db), "SIM_USER": "alice"}, cwd=db.parent)
 
 
 def test_cli_export_and_measures_end_to_end(tmp_path, prison_path):

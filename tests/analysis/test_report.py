@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import html
-import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import in_process
 import pytest
 
 from simulator.errors import UserError
@@ -82,22 +82,13 @@ def built(tmp_path_factory) -> dict:
 
     output = base / "report.html"
     env = {
-        **os.environ,
         "SIM_DB": str(base / "store"),
         "SIM_USER": "alice",
         "SIM_DATA_DIR": str(base / "data"),
         "SIM_CONFIG_DIR": str(base / "config"),
         "SIM_LOG_DIR": str(base / "logs"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
-    done = subprocess.run(
-        [sys.executable, str(REPO / "main.py"), "report", sweep["_id"], "-o", str(output)],
-        cwd=base,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = in_process.llm_sim("report", sweep["_id"], "-o", str(output), env=env, cwd=base)
     assert done.returncode == 0, done.stderr
     assert "wrote" in done.stdout
     return {

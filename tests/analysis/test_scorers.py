@@ -9,12 +9,11 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from unittest import mock
 
+import in_process
 import pytest
 
 from simulator.analysis.scorers import create_scorer
@@ -286,14 +285,7 @@ def test_classifier_scores_every_message_with_a_tiny_local_model(embedded, priso
 
 
 def sim(*args: str, db: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = {**os.environ, "SIM_DB": db, "SIM_USER": "alice", "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run(
-        [sys.executable, str(REPO / "main.py"), *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return in_process.llm_sim(*args, env={"SIM_DB": db, "SIM_USER": "alice", **(env or {})})
 
 
 def test_score_command_end_to_end(tmp_path, prison_path, stub):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+import in_process
 import pytest
 from pty_session import REPO, Pty
 
@@ -50,17 +49,13 @@ def spawn(pty_env: dict[str, str], tmp_path: Path):
 
 @pytest.fixture
 def sim(pty_env: dict[str, str], tmp_path: Path):
-    """Run a non-interactive `llm-sim` command against the same store; returns stdout."""
+    """Run a non-interactive `llm-sim` command against the same store (in this process, through
+    the real `main()`); returns stdout."""
 
     def run(*args: str, user: str = "alice") -> str:
-        proc = subprocess.run(
-            [sys.executable, str(REPO / "main.py"), *args],
-            cwd=tmp_path,
-            env={**pty_env, "SIM_USER": user},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        # the pty's environment as it is now (a test may add to it), laid over this process's
+        env = {k: v for k, v in pty_env.items() if os.environ.get(k) != v}
+        proc = in_process.llm_sim(*args, env={**env, "SIM_USER": user}, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 

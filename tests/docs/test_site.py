@@ -5,7 +5,9 @@ A block is checked when the line before its fence is `<!-- docs-check -->`. Its 
 by one (a trailing backslash continues a line) in an empty folder where `prompts/` is the
 repository's, `llm-sim` being this checkout's CLI, with fresh data, config and log folders.
 `EXP_ID`, `SWEEP_ID` and `CONV_ID` stand for the newest id of that kind an earlier line of the
-block printed; every line must exit 0. Only `llm-sim` commands may be marked.
+block printed; every line must exit 0. Only `llm-sim` commands may be marked. A line of words
+only runs through the CLI's real `main()` in the test process; a line the shell must read (a
+pipe, a redirection, a variable) runs in `bash`.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import html
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import click
+import in_process
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,8 +135,25 @@ def test_some_blocks_are_marked_for_checking() -> None:
     assert sum(len(commands) for _, commands in BLOCKS) >= 15
 
 
+def _plain_argv(line: str) -> list[str] | None:
+    """The arguments of a line that is `llm-sim` and words only, or None where the shell has work
+    to do (pipes, redirections, variables, globs): such a line runs in a shell."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words = list(lexer)
+    if "$" in line or "`" in line:
+        return None
+    if any(set(word) <= set("();<>|&") or set(word) & set("*?[~") for word in words):
+        return None
+    assert words[0] == "llm-sim", line
+    return words[1:]
+
+
 @pytest.mark.parametrize(("where", "commands"), BLOCKS, ids=[where for where, _ in BLOCKS])
 def test_a_marked_command_block_runs(where: str, commands: list[str], tmp_path: Path) -> None:
+    """Each line runs as `llm-sim` would in that folder: a plain line through the real `main()`
+    in this process (same flags, variables, output and exit status), any other in a shell."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "llm-sim"
@@ -141,30 +162,33 @@ def test_a_marked_command_block_runs(where: str, commands: list[str], tmp_path: 
     work = tmp_path / "work"
     work.mkdir()
     (work / "prompts").symlink_to(REPO / "prompts")
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    settings = {
         "SIM_DATA_DIR": str(tmp_path / "data"),
         "SIM_CONFIG_DIR": str(tmp_path / "config"),
         "SIM_LOG_DIR": str(tmp_path / "logs"),
         "SIM_USER": "docs",
         "COLUMNS": "100",
     }
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", **settings}
     seen: dict[str, str] = {}
     for command in commands:
         line = command
         for placeholder, value in seen.items():
             line = line.replace(placeholder, value)
         assert not [p for p in IDS if p in line], f"{where}: no id printed yet for {line!r}"
-        done = subprocess.run(
-            ["bash", "-c", f"set -o pipefail; {line}"],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=300,
-        )
+        argv = _plain_argv(line)
+        if argv is not None:
+            done = in_process.llm_sim(*argv, env=settings, cwd=work)
+        else:
+            done = subprocess.run(
+                ["bash", "-c", f"set -o pipefail; {line}"],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=300,
+            )
         assert done.returncode == 0, f"{where}: {line!r} exited {done.returncode}:\n" + (
             done.stdout[-3000:] + done.stderr[-3000:]
         )

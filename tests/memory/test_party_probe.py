@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -32,15 +33,44 @@ PARTY = REPO / "prompts" / "experiments" / "party_grid.yaml"
 AGENTS = 8
 
 
+def _message(name: str) -> str:
+    return "Come to my party at the cafe at 17:00!" if name == "agent0" else "Hello there."
+
+
 @pytest.fixture
 def stub(monkeypatch):
-    def message(name: str) -> str:
-        return "Come to my party at the cafe at 17:00!" if name == "agent0" else "Hello there."
-
     with StubLLMServer(models=["stub"], latency_s=0.005) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-        server.reply_fn = memory_stream_reply(rating="6", move="stay", message=message)
+        server.reply_fn = memory_stream_reply(rating="6", move="stay", message=_message)
         yield server
+
+
+@pytest.fixture(scope="module", params=["mongomock", "embedded", "wire"])
+def default_party(request, tmp_path_factory):
+    """(store, run id): the default party run, once per store flavour, for the tests that only
+    read it; a fresh database as the `store` fixture gives."""
+    from simulator.store.database import open_database
+    from simulator.store.store import open_store
+
+    if request.param == "mongomock":
+        uri = f"mongomock://{uuid.uuid4().hex}"
+    elif request.param == "embedded":
+        uri = str(tmp_path_factory.mktemp("party") / "store")
+    else:
+        uri = request.getfixturevalue("wire_server")
+    store = open_store(open_database(uri, f"t_{uuid.uuid4().hex[:10]}"))
+    with (
+        pytest.MonkeyPatch.context() as env,
+        StubLLMServer(models=["stub"], latency_s=0.005) as server,
+    ):
+        for name in ("OPENAI_API_KEY", "OPENAI_API_BASE"):
+            env.delenv(name, raising=False)
+        env.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        server.reply_fn = memory_stream_reply(rating="6", move="stay", message=_message)
+        run_id = party_run(store)
+        assert run_grid(store, run_id).status == "done"
+    yield store, run_id
+    store.close()
 
 
 def party_run(store, memory: dict | None = None, world: dict | None = None) -> str:
@@ -59,9 +89,8 @@ def measures_of(store, run_id: str) -> dict:
     return found
 
 
-def test_every_agent_is_interviewed_and_each_yes_is_checked_against_its_stream(store, stub):
-    run_id = party_run(store)
-    assert run_grid(store, run_id).status == "done"
+def test_every_agent_is_interviewed_and_each_yes_is_checked_against_its_stream(default_party):
+    store, run_id = default_party
     purposes = Counter(c["purpose"] for c in store.calls.for_conversation(run_id))
     assert purposes["probe_news"] == AGENTS
     assert purposes["probe_knows"] == AGENTS * (AGENTS - 1)
@@ -172,9 +201,8 @@ def test_a_run_cut_short_during_the_interviews_asks_nothing_twice(store, stub):
     assert answers(store.conversations.get(run_id)) == answers(store.conversations.get(whole))
 
 
-def test_the_measures_command_reads_the_party(store, stub):
-    run_id = party_run(store)
-    assert run_grid(store, run_id).status == "done"
+def test_the_measures_command_reads_the_party(default_party):
+    store, run_id = default_party
     [row] = grid_measures(store, [run_id], embed=None)["runs"]
     assert row["news_known_share"] == 1.0 and row["news_said_yes"] == AGENTS
     assert row["news_heard"] == AGENTS and row["attended"] == 0

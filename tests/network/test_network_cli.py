@@ -4,11 +4,10 @@ the stored rows, and a flag of another kind refused with exit 2 and nothing writ
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+import in_process
 import pytest
 
 from simulator.store.store import open_store_uri
@@ -30,20 +29,8 @@ def stub():
 
 
 def llm_sim(db: Path, stub, *args: str) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "SIM_DB": str(db),
-        "SIM_USER": "alice",
-        "OPENAI_BASE_URL": stub.openai_base_url,
-        "PYTHONPATH": str(REPO),
-    }
-    return subprocess.run(
-        [sys.executable, str(REPO / "main.py"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = {"SIM_DB": str(db), "SIM_USER": "alice", "OPENAI_BASE_URL": stub.openai_base_url}
+    return in_process.llm_sim(*args, env=env)
 
 
 def test_run_of_the_shipped_network_experiment(tmp_path, stub):

@@ -8,14 +8,12 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 import uuid
 from collections import Counter
 from pathlib import Path
 
+import in_process
 import pytest
 import yaml
 from rich.console import Console
@@ -181,22 +179,8 @@ def test_the_cli_refuses_a_free_chat_round_past_the_last_with_exit_2(tmp_path, s
         exp_id = exp_service.import_yaml(store, path, "alice").id
     finally:
         store.close()
-    env = {**os.environ, "SIM_DB": str(db), "SIM_USER": "alice", "PYTHONPATH": str(REPO)}
-    refused = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "main.py"),
-            "run",
-            exp_id,
-            "--llm",
-            "openai:stub",
-            "--rounds",
-            "2",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    env = {"SIM_DB": str(db), "SIM_USER": "alice"}
+    refused = in_process.llm_sim("run", exp_id, "--llm", "openai:stub", "--rounds", "2", env=env)
     assert refused.returncode == 2
     assert "network.free_chat" in refused.stderr and "Fix:" in refused.stderr
     assert not stub.chat_requests  # refused before the preflight: nothing asked

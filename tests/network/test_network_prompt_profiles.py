@@ -8,12 +8,10 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
+import in_process
 import pytest
 import yaml
 from rich.console import Console
@@ -167,24 +165,11 @@ def test_an_unknown_profile_is_refused_on_import_with_exit_2(tmp_path):
     data["network"]["prompts"] = {"profile": "paper"}
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump(data))
-    env = {**os.environ, "SIM_DB": str(tmp_path / "db"), "SIM_USER": "alice"}
-    env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run(
-        [sys.executable, str(REPO / "main.py"), "experiment", "import", str(path), "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {"SIM_DB": str(tmp_path / "db"), "SIM_USER": "alice"}
+    done = in_process.llm_sim("experiment", "import", str(path), "--json", env=env)
     assert done.returncode == 2, done.stderr
     assert "network.prompts.profile" in done.stderr and "reference" in done.stderr
-    listed = subprocess.run(
-        [sys.executable, str(REPO / "main.py"), "experiment", "list", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    listed = in_process.llm_sim("experiment", "list", "--json", env=env)
     assert json.loads(listed.stdout or "[]") == []
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import in_process
 import pytest
 
 from simulator.analysis.report import write_report
@@ -146,20 +145,12 @@ def test_report_without_a_twin_says_how_to_get_one_and_round_is_refused_for_a_ch
 
 def llm_sim(db: Path, stub, *args: str) -> subprocess.CompletedProcess:
     env = {
-        **os.environ,
         "SIM_DB": str(db),
         "SIM_USER": "alice",
         "OPENAI_BASE_URL": stub.openai_base_url,
-        "PYTHONPATH": str(REPO),
         "COLUMNS": "120",
     }
-    return subprocess.run(
-        [sys.executable, str(REPO / "main.py"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return in_process.llm_sim(*args, env=env)
 
 
 def test_done_when_the_shipped_experiment_is_reported_beside_the_theory(tmp_path, stub, run_cli):

@@ -5,12 +5,11 @@ refused with exit 2 and nothing stored; and the table's lambda reads as LLM-SAM'
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import in_process
 import pytest
 
 from simulator.store.store import open_store_uri
@@ -20,15 +19,8 @@ HEADER = "name,a,tau,f,lambda,O_initial,A_initial,O_initial_text"
 
 
 def llm_sim(db: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SIM_DB": str(db), "SIM_USER": "alice", "PYTHONPATH": str(REPO)}
-    env["HF_HUB_OFFLINE"] = "1"
-    return subprocess.run(
-        [sys.executable, str(REPO / "main.py"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = {"SIM_DB": str(db), "SIM_USER": "alice", "HF_HUB_OFFLINE": "1"}
+    return in_process.llm_sim(*args, env=env)
 
 
 def _table(path: Path, lam: float) -> Path:

@@ -63,20 +63,6 @@ def given(value: object) -> bool:
     return value not in (None, (), [], False)
 
 
-def numbers(text: str | None, flag: str) -> list[int] | None:
-    """`0, 5,25` as [0, 5, 25]; None when the flag is not given."""
-    if text is None:
-        return None
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
-        raise UserError(
-            f"{text!r} is not a list of whole numbers",
-            field=flag,
-            fix=f"write e.g. {flag} 0,5,25",
-        )
-    return [int(p) for p in parts]
-
-
 def names_list(text: str | None, flag: str, example: str) -> list[str] | None:
     """`a, b` as ["a", "b"]; each name is checked by the sweep spec."""
     if text is None:
@@ -144,22 +130,23 @@ WORLD_OPTION = click.Option(
 
 
 def add_world_options(command: WorldOptionsCommand, before: str) -> None:
-    """Give `command` every world's flags and -W/--world, in front of the option `before`;
-    a world registered after this brings its flags when the command parses (`get_params`)."""
+    """Give `command` -W/--world in front of the option `before`; the flags of the worlds
+    registered when it parses stand in front of it (`get_params`), so a world registered later
+    brings its flags and one unregistered takes them away."""
     own = {p.name for p in command.params}
     clash = [p.name for p in world_flags().params if p.name in own]
     if clash:
         raise ValueError(f"a world's sweep flags {clash} are flags every sweep takes already")
     at = next(i for i, p in enumerate(command.params) if p.name == before)
-    command.params[at:at] = [*world_flags().params, WORLD_OPTION]
+    command.params[at:at] = [WORLD_OPTION]
 
 
 class WorldOptionsCommand(click.Command):
     """A command whose `--help` lists its own options, then each world's under its name."""
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        """Its parameters, with the flags of the worlds registered since it was built in front
-        of -W/--world (a world's flag of a name the command has is another world's too)."""
+        """Its parameters, with the flags of the worlds registered now in front of -W/--world
+        (a world's flag of a name the command has is another world's too)."""
         params = super().get_params(ctx)
         taken = {p.name for p in params}
         if WORLD_OPTION not in params:

@@ -91,7 +91,7 @@ def test_the_cli_reference_names_every_command_and_option(site: Path) -> None:
     for path, command in commands:
         if " ".join(path) not in text:
             missing.append(" ".join(path))
-        for param in command.params:
+        for param in command.get_params(click.Context(command)):  # a world's flags too
             if not isinstance(param, click.Option) or param.hidden:
                 continue
             for name in (*param.opts, *param.secondary_opts):

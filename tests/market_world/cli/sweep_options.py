@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from simulator.cli.sweep_parts import numbers
+from simulator.cli.params import numbers
 from simulator.services.experiments import ExperimentView
 
 NOUN = "a market experiment"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from simulator.cli.sweep_parts import names_list, numbers
+from simulator.cli.params import numbers
+from simulator.cli.sweep_parts import names_list
 from simulator.services.experiments import ExperimentView
 
 NOUN = "a grid experiment"

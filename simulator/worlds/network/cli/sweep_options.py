@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 from pydantic import BaseModel
 
-from simulator.cli.sweep_parts import numbers, sweep_spec
+from simulator.cli.params import numbers
+from simulator.cli.sweep_parts import sweep_spec
 from simulator.services.experiments import ExperimentView
 
 NOUN = "an opinion-network experiment"

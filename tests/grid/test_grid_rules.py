@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from simulator.worlds.grid.domain import rules as grid
@@ -50,6 +52,45 @@ def test_radius_25_on_50_is_a_broadcast():
     recipients, senders = grid.delivery(positions, 25, 50, 50)
     assert all(len(r) == 9 for r in recipients)
     assert all(len(s) == 9 for s in senders)
+
+
+@st.composite
+def fields(draw):
+    """A field, a radius, a wrap and agents on it: few enough cells in a window that the cell
+    index is the one used, and sometimes a window wider than the field (it wraps onto itself)."""
+    width, height = draw(st.integers(1, 30)), draw(st.integers(1, 30))
+    radius, torus = draw(st.integers(0, 16)), draw(st.booleans())
+    cell = st.tuples(st.integers(0, width - 1), st.integers(0, height - 1))
+    positions = draw(st.lists(cell, max_size=90))
+    return positions, radius, width, height, torus
+
+
+@settings(max_examples=300, deadline=None)
+@given(fields())
+def test_delivery_is_every_pair_within_the_radius(field):
+    """The cell index finds exactly the hearers the pairwise distance names, in agent order."""
+    positions, radius, width, height, torus = field
+    recipients, senders = grid.delivery(positions, radius, width, height, torus)
+    pairs = [
+        [
+            j
+            for j in range(len(positions))
+            if j != i and grid.distance(positions[i], positions[j], width, height, torus) <= radius
+        ]
+        for i in range(len(positions))
+    ]
+    assert recipients == pairs
+    assert senders == [
+        [j for j in range(len(positions)) if i in pairs[j]] for i in range(len(positions))
+    ]
+
+
+def test_delivery_of_many_agents_uses_the_cell_index_and_agrees():
+    """1,000 agents on 50 x 50 at radius 5: the indexed answer equals `hearers` per agent."""
+    positions = grid.initial_positions(1000, 50, 50, seed=3)
+    recipients, _ = grid.delivery(positions, 5, 50, 50)
+    assert recipients == [grid.hearers(positions, i, 5, 50, 50) for i in range(1000)]
+    assert sum(map(len, recipients)) > 1000  # many hear many: the window really is searched
 
 
 def test_moves_wrap_on_a_torus_and_stop_at_a_wall():

@@ -57,15 +57,58 @@ def delivery(
     positions: Sequence[Position], radius: int, width: int, height: int, torus: bool = True
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Who hears whom this step: (recipients of each agent's message, senders each agent hears),
-    both in agent order."""
-    recipients = [
-        hearers(positions, i, radius, width, height, torus) for i in range(len(positions))
-    ]
+    both in agent order.
+
+    The agents are indexed by cell, so each occupied cell looks only at the cells within
+    `radius` of it (wrapped on a torus) instead of at every other agent: a step of 1,000 agents
+    costs about as much as its hearers, not a million distances. Agents sharing a cell hear the
+    same others, so a cell's window is gathered once for all of them."""
+    n = len(positions)
+    window = min(2 * radius + 1, width) * min(2 * radius + 1, height)
+    if window >= n or not _on_field(positions, width, height):
+        recipients = [hearers(positions, i, radius, width, height, torus) for i in range(n)]
+    else:
+        recipients = _indexed_hearers(positions, radius, width, height, torus)
     senders: list[list[int]] = [[] for _ in positions]
     for speaker, heard_by in enumerate(recipients):
         for other in heard_by:
             senders[other].append(speaker)
     return recipients, senders
+
+
+def _on_field(positions: Sequence[Position], width: int, height: int) -> bool:
+    return all(0 <= x < width and 0 <= y < height for x, y in positions)
+
+
+def _span(centre: int, radius: int, size: int, torus: bool) -> list[int]:
+    """The coordinates within `radius` of `centre` on one axis, each once."""
+    if torus:
+        if 2 * radius + 1 >= size:
+            return list(range(size))
+        return [(centre + d) % size for d in range(-radius, radius + 1)]
+    return list(range(max(0, centre - radius), min(size - 1, centre + radius) + 1))
+
+
+def _indexed_hearers(
+    positions: Sequence[Position], radius: int, width: int, height: int, torus: bool
+) -> list[list[int]]:
+    """`hearers` of every agent through a cell index (positions on the field)."""
+    cells: dict[Position, list[int]] = {}
+    for i, cell in enumerate(positions):
+        cells.setdefault((cell[0], cell[1]), []).append(i)
+    recipients: list[list[int]] = [[] for _ in positions]
+    for (x, y), here in cells.items():
+        near: list[int] = []
+        ys = _span(y, radius, height, torus)
+        for xx in _span(x, radius, width, torus):
+            for yy in ys:
+                found = cells.get((xx, yy))
+                if found:
+                    near += found
+        near.sort()
+        for i in here:
+            recipients[i] = [j for j in near if j != i]
+    return recipients
 
 
 def received_text(names: Sequence[str], messages: Sequence[str], senders: Sequence[int]) -> str:

@@ -35,7 +35,7 @@ from simulator.worlds.network.domain.experiment import ANSWER_PURPOSES, NetworkS
 from simulator.worlds.network.domain.graphs import graph_for_round, snapshot_graphs
 from simulator.worlds.network.engine import events as nev
 from simulator.worlds.network.engine.memory import Friends, NetworkMemory
-from simulator.worlds.network.prompting.accumulated import accumulated_messages
+from simulator.worlds.network.prompting.accumulated import accumulated_messages, friend_line
 from simulator.worlds.network.prompting.prompt import free_chat_messages, network_messages
 
 ANSWER_FALLBACKS = "answer_fallbacks"  # counter: agents whose replies never parsed in a round
@@ -130,6 +130,39 @@ class OpinionNetwork:
         self.partial: set[str] = set()
         self.calls = ActorCalls(run.recorder, run.llms)
         self.memory = NetworkMemory(run.spec)
+        self._adjacent: dict[int, list[list[int]]] = {}  # snapshot -> sorted friends per agent
+        self._lines: dict[int, list[str]] = {}  # round s -> each agent's answer as a line
+
+    def _friends_on(self, t: int) -> list[list[int]]:
+        """Every agent's friends on round t's graph, sorted: read once per snapshot."""
+        at = min(max(t - 1, 0), len(self.graphs) - 1)  # graph_for_round's choice
+        if at not in self._adjacent:
+            graph = graph_for_round(self.graphs, t)
+            self._adjacent[at] = [sorted(graph.adj[i]) for i in range(len(self.agents))]
+        return self._adjacent[at]
+
+    def _answer_lines(self, s: int) -> list[str]:
+        """Each agent's answer of round s - 1 as a friend's line of round s, rendered once
+        for every agent who is shown it (a hub's answer is in hundreds of prompts)."""
+        if s not in self._lines:
+            if self.spec.switches.friends_rounds != "all":  # only the round asked is shown
+                self._lines.clear()
+            shown = zip(self.names, self.history[s - 1], strict=True)
+            self._lines[s] = [friend_line(name, answer) for name, answer in shown]
+        return self._lines[s]
+
+    def _friends_texts(self, i: int, t: int, chat_rounds: set[int]) -> list[str]:
+        """Agent i's `friends_texts` of round t (accumulated_messages): the rounds whose
+        text is not shown are left empty instead of rendered."""
+        every = self.spec.switches.friends_rounds == "all"
+        texts = [""]
+        for s in range(1, t + 1):
+            if s < t and (not every or s in chat_rounds):
+                texts.append("")
+                continue
+            lines = self._answer_lines(s)
+            texts.append("\n".join([lines[j] for j in self._friends_on(s)[i]]))
+        return texts
 
     async def prepare(self) -> None:
         run, recorder = self.run_, self.run_.recorder
@@ -186,9 +219,8 @@ class OpinionNetwork:
         self.run_.on_event(nev.NetworkRoundStored(self.run_.run_id, t, rows))
 
     async def _round(self, t: int) -> tuple[list[Answer], list[dict]]:
-        graph = graph_for_round(self.graphs, t)
         previous = self.history[-1]
-        friends = [sorted(graph.adj[i]) for i in range(len(self.agents))]
+        friends = self._friends_on(t)
         others: list[Friends] = [
             [(self.names[j], previous[j]) for j in friends[i] if j != i]
             for i in range(len(self.agents))
@@ -261,12 +293,8 @@ class OpinionNetwork:
         """Agent i's answer prompt of round t in the run's layout."""
         switches, agent = self.spec.switches, self.agents[i]
         if switches.layout == "accumulated":
-            by_round: list[Friends] = [[]]
-            for s in range(1, t + 1):
-                graph = graph_for_round(self.graphs, s)
-                shown = self.history[s - 1]
-                by_round.append([(self.names[j], shown[j]) for j in sorted(graph.adj[i])])
             chat_rounds = set(self.spec.settings.free_chat)
+            shown_as = chat_rounds if switches.free_chat_as == "opinion_round" else set()
             return accumulated_messages(
                 self.spec.scenario,
                 agent,
@@ -275,8 +303,8 @@ class OpinionNetwork:
                 switches,
                 self._n_friends(friends),
                 [answers[i] for answers in self.history[:t]],
-                by_round,
-                chat_rounds if switches.free_chat_as == "opinion_round" else set(),
+                self._friends_texts(i, t, shown_as),
+                shown_as,
             )
         previous = self.history[-1]
         return network_messages(

@@ -13,6 +13,7 @@ keep only the last round's friends' answers. Pure text: sent as one user message
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from simulator.worlds.network.domain.agents_table import AgentRow
 from simulator.worlds.network.domain.answers import Answer
@@ -23,12 +24,14 @@ FRIENDS_FIELD = "{friends_answers}"
 Friends = list[tuple[str, Answer]]
 
 
+def friend_line(name: str, answer: Answer) -> str:
+    """One friend's answer, in the reference's words."""
+    return f"{name}'s ouput is {json.dumps(answer.as_json(), ensure_ascii=False)}"
+
+
 def friends_text(friends: Friends) -> str:
-    """One line per friend, in the reference's words."""
-    return "\n".join(
-        f"{name}'s ouput is {json.dumps(answer.as_json(), ensure_ascii=False)}"
-        for name, answer in friends
-    )
+    """One line per friend (a round's `friends_texts` entry)."""
+    return "\n".join(friend_line(name, answer) for name, answer in friends)
 
 
 def accumulated_messages(
@@ -39,12 +42,13 @@ def accumulated_messages(
     switches: PromptSwitches,
     n_friends: int,
     own: list[Answer],
-    friends_by_round: list[Friends],
+    friends_texts: Sequence[str],
     chat_rounds: set[int],
 ) -> list[dict]:
     """Agent's prompt in round t = `round_index` >= 1. `own` holds its answers of rounds
-    0..t-1; `friends_by_round[s]` (s = 1..t) what round s showed: its friends' answers of
-    round s-1 on round s's graph (index 0 unused); `chat_rounds` the free-chat rounds, each
+    0..t-1; `friends_texts[s]` (s = 1..t) what round s showed, as `friends_text` writes it:
+    its friends' answers of round s-1 on round s's graph (index 0 unused; the caller renders
+    each answer once per round for all who see it); `chat_rounds` the free-chat rounds, each
     asked as an opinion round."""
     t = round_index
     parts = [_context(scenario, agent, position, switches, n_friends)]
@@ -53,12 +57,12 @@ def accumulated_messages(
     for s in range(1, t):
         if s in chat_rounds:
             continue
-        shown = friends_by_round[s] if switches.friends_rounds == "all" else []
-        parts.append(_round_text(scenario, s, friends_text(shown)))
+        shown = friends_texts[s] if switches.friends_rounds == "all" else ""
+        parts.append(_round_text(scenario, s, shown))
         if switches.own_answers == "all":
             parts.append(json.dumps(own[s].as_json(), ensure_ascii=False))
     text = "\n".join(parts)
-    now = friends_text(friends_by_round[t])
+    now = friends_texts[t]
     if t in chat_rounds and scenario.free_chat_round_prompt:
         text += "\n\n" + scenario.free_chat_round_prompt.replace(FRIENDS_FIELD, now)
     else:

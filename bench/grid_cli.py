@@ -66,6 +66,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = ROOT / "prompts" / "experiments" / "takata_grid.yaml"
 MODEL = "stub"
+TARGET = 1.2  # the CLI's wall over the lean call's
 USER = "bench"
 STAGES = ("grid_message", "grid_memory", "grid_move")
 # chat.completions.create keyword arguments; the rest of a body goes in extra_body
@@ -142,41 +143,50 @@ def bare_main(argv: list[str]) -> None:
 class Run:
     wall_s: float  # process start to exit
     cpu_s: float  # the process's user + system CPU (wait4)
+    rss_mb: float  # the process's peak resident set (wait4's ru_maxrss, see SPAWNER)
     span_s: float  # the run's own span (CLI: ledger; floor: first call to last reply)
     max_in_flight: int  # the stub's most concurrent chat requests during the run
     calls: int
 
 
-proc_rusage: dict[int, float] = {}
+# Linux keeps a process's peak RSS across exec, and a child forked (or vforked, as subprocess
+# does) from this bench starts at the bench's own peak, so wait4 here would report at least that
+# for every child. The children are therefore started by a small spawner process (python -S,
+# about 10 MB): it forks, execs the command, and reports the child's wall, CPU and peak RSS.
+SPAWNER = """
+import json, os, sys, time
+report, argv = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+cpu, rss_kib = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+with open(report, "w") as f:
+    json.dump({"wall_s": wall, "cpu_s": cpu, "rss_mb": rss_kib / 1024}, f)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
-def _reap_with_rusage() -> None:
-    """Replace Popen's waitpid with wait4 so each child's own CPU time is kept."""
-    original = os.waitpid
-
-    def waitpid(pid: int, options: int):
-        if pid <= 0:
-            return original(pid, options)
-        got, status, usage = os.wait4(pid, options)
-        if got:
-            proc_rusage[got] = usage.ru_utime + usage.ru_stime
-        return got, status
-
-    os.waitpid = waitpid  # type: ignore[assignment]
-
-
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Run a process to its end: (wall seconds, CPU seconds, stdout)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {err.decode()[-800:]}")
-    cpu = proc_rusage.pop(proc.pid, float("nan"))
-    return wall, cpu, out.decode()
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
+    """Run a process to its end through the spawner: (wall seconds from fork to exit, CPU
+    seconds, peak RSS MB, stdout), all three figures the process's own (wait4)."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        report = Path(f.name)
+    try:
+        spawn = [sys.executable, "-S", "-c", SPAWNER, str(report), *command]
+        proc = subprocess.run(spawn, env=env, cwd=ROOT, capture_output=True)
+        if proc.returncode != 0:
+            tail = proc.stderr.decode()[-800:]
+            raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {tail}")
+        got = json.loads(report.read_text())
+    finally:
+        report.unlink(missing_ok=True)
+    return got["wall_s"], got["cpu_s"], got["rss_mb"], proc.stdout.decode()
 
 
 # -- the CLI side ---------------------------------------------------------------------------------
@@ -210,8 +220,9 @@ def cli_command(exp: str, args: argparse.Namespace) -> list[str]:
     ]
 
 
-def ledger(db: Path, run_id: str) -> tuple[float, list[list[dict]], dict]:
-    """(the run's span in seconds, the request bodies of its calls in waves, its counters)."""
+def ledger(db: Path, run_id: str) -> tuple[float, list[list[dict]], dict, dict]:
+    """(the run's span in seconds, the request bodies of its calls in waves, its counters, its
+    moves: {"moves", "parsed", "moved"} read from the stored step rows)."""
     from simulator.domain.params import GenerationParams
     from simulator.llm.openai_backend import OpenAIBackend
     from simulator.store.store import open_store_uri
@@ -229,9 +240,85 @@ def ledger(db: Path, run_id: str) -> tuple[float, list[list[dict]], dict]:
             params = GenerationParams.model_validate(c.get("params") or {})
             body = shaper.request_body(store.calls.prompt(c["prompt_hash"]), params)
             waves.setdefault((c["day"], STAGES.index(c["purpose"])), []).append(body)
-        return span, [waves[k] for k in sorted(waves)], dict(doc.get("counters") or {})
+        rows = store.rows("grid_steps").for_run(run_id)
+        moves = {
+            "moves": len(rows),
+            "parsed": sum(not r["move_fallback"] for r in rows),
+            "moved": sum(r["position_after"] != r["position_before"] for r in rows),
+        }
+        counters = dict(doc.get("counters") or {})
+        return span, [waves[k] for k in sorted(waves)], counters, moves
     finally:
         store.close()
+
+
+SIDES = {  # the CLI and its two floors, as the tables name them
+    "cli": "llm-sim run (python main.py run)",
+    "lean": "floor: lean call (client.post)",
+    "create": "bare chat.completions.create",
+}
+
+
+def floor_commands(waves_file: Path, base_url: str, concurrency: int) -> dict[str, list[str]]:
+    """The two floor processes: the lean call the tool's OpenAI backend makes (the headline's
+    floor) and the openai package's chat.completions.create (its request transform and
+    response models cost more than the tool's own call)."""
+    floor = [sys.executable, str(Path(__file__).resolve()), "--bare", str(waves_file)]
+    floor += ["--base-url", base_url, "--concurrency", str(concurrency)]
+    return {"lean": [*floor, "--lean"], "create": floor}
+
+
+def interleaved(rounds: int, run_side, label: str = "round") -> dict[str, list[Run]]:
+    """`rounds` repetitions of every side, the order alternating, so a load change on this
+    shared machine falls on all of them alike."""
+    runs: dict[str, list[Run]] = {side: [] for side in SIDES}
+    for r in range(1, rounds + 1):
+        order = ("cli", "lean", "create") if r % 2 else ("create", "lean", "cli")
+        for side in order:
+            runs[side].append(run_side(side))
+        walls = "  ".join(f"{side} {runs[side][-1].wall_s:.2f} s" for side in SIDES)
+        print(f"{label} {r}: {walls}", flush=True)
+    return runs
+
+
+def median(runs: dict[str, list[Run]], side: str, key: str) -> float:
+    return statistics.median(getattr(x, key) for x in runs[side])
+
+
+def ratio(runs: dict[str, list[Run]], side: str, key: str = "wall_s") -> float:
+    """The CLI's median over `side`'s median."""
+    return median(runs, "cli", key) / median(runs, side, key)
+
+
+def print_sides(runs: dict[str, list[Run]], calls: int, per: str = "round") -> None:
+    """One line of medians per side and its repetitions."""
+    for side, name in SIDES.items():
+        rows = runs[side]
+        walls = ", ".join(f"{x.wall_s:.2f}" for x in rows)
+        spans = ", ".join(f"{x.span_s:.2f}" for x in rows)
+        inflight = ", ".join(str(x.max_in_flight) for x in rows)
+        cpu = median(runs, side, "cpu_s")
+        print(
+            f"  {name:36s} wall {median(runs, side, 'wall_s'):6.2f} s  span "
+            f"{median(runs, side, 'span_s'):6.2f} s  CPU {cpu:6.2f} s ({cpu * 1000 / calls:5.2f}"
+            f" ms/call)  peak RSS {median(runs, side, 'rss_mb'):6.1f} MB"
+        )
+        print(f"    per {per}: wall ({walls})  span ({spans})  stub max_in_flight ({inflight})")
+
+
+def ratio_lines(runs: dict[str, list[Run]], target: float) -> tuple[str, str]:
+    """(the headline: CLI over the lean call, with the target's verdict; the create() ratio)."""
+    verdict = "OK" if ratio(runs, "lean") <= target else "MISSED"
+    head = (
+        f"ratio CLI / lean call: wall {ratio(runs, 'lean'):.2f} (target <= {target} {verdict}), "
+        f"span {ratio(runs, 'lean', 'span_s'):.2f} (start-up left out), CPU "
+        f"{ratio(runs, 'lean', 'cpu_s'):.2f}"
+    )
+    beside = (
+        f"ratio CLI / chat.completions.create: wall {ratio(runs, 'create'):.2f}, span "
+        f"{ratio(runs, 'create', 'span_s'):.2f}, CPU {ratio(runs, 'create', 'cpu_s'):.2f}"
+    )
+    return head, beside
 
 
 def measure(args: argparse.Namespace, stub, tmp: Path) -> list[str]:
@@ -245,60 +332,43 @@ def measure(args: argparse.Namespace, stub, tmp: Path) -> list[str]:
     for name in ("SIM_DB_NAME", "SIM_LLM_TIMEOUT"):
         env.pop(name, None)
     waves_file = tmp / "waves.json"
-    floor = [sys.executable, str(Path(__file__).resolve()), "--bare", str(waves_file)]
-    floor += ["--base-url", base_url, "--concurrency", str(concurrency)]
-    commands = {"floor": floor, "lean": [*floor, "--lean"]}
-    runs: dict[str, list[Run]] = {"cli": [], "floor": [], "lean": []}
+    commands = floor_commands(waves_file, base_url, concurrency)
     expected = args.agents * args.steps * len(STAGES)
+    stores = iter(range(10**6))
 
-    def run_cli(r: int) -> tuple[Run, list[list[dict]], dict]:
-        db = tmp / f"db{r}"
+    def run_cli() -> tuple[Run, list[list[dict]], dict, dict]:
+        db = tmp / f"db{next(stores)}"
         exp = fresh_store(db)
         stub.reset()
-        wall, cpu, out = timed(
-            [sys.executable, "main.py", *cli_command(exp, args)],
-            {
-                **env,
-                "SIM_DB": str(db),
-            },
-        )
+        command = [sys.executable, "main.py", *cli_command(exp, args)]
+        wall, cpu, rss, out = timed(command, {**env, "SIM_DB": str(db)})
         result = json.loads(out)
-        span, waves, counters = ledger(db, result["conversation_id"])
+        span, waves, counters, moves = ledger(db, result["conversation_id"])
         calls = sum(len(w) for w in waves)
         if calls != expected or counters.get("calls") != expected:
             raise RuntimeError(f"the CLI made {calls} calls (counters {counters}), not {expected}")
-        return Run(wall, cpu, span, stub.max_in_flight, calls), waves, counters
+        return Run(wall, cpu, rss, span, stub.max_in_flight, calls), waves, counters, moves
 
-    def run_floor(side: str) -> Run:
+    def run_side(side: str) -> Run:
+        if side == "cli":
+            return run_cli()[0]
         stub.reset()
-        wall, cpu, out = timed(commands[side], env)
+        wall, cpu, rss, out = timed(commands[side], env)
         got = json.loads(out)
         if got["replies"] != expected:
             raise RuntimeError(f"{side} got {got['replies']} replies, not {expected}")
-        return Run(wall, cpu, got["span_s"], stub.max_in_flight, got["replies"])
+        return Run(wall, cpu, rss, got["span_s"], stub.max_in_flight, got["replies"])
 
     load_before = os.getloadavg()
-    counters: dict = {}
-    for r in range(args.rounds + 1):  # round 0 warms caches and collects the bodies
-        if r == 0:
-            _, waves, counters = run_cli(0)
-            waves_file.write_text(json.dumps(waves))
-            run_floor("floor")
-            print(
-                f"warm-up done: {len(waves)} waves of {sorted({len(w) for w in waves})} calls",
-                flush=True,
-            )
-            continue
-        order = ("cli", "floor", "lean") if r % 2 else ("lean", "floor", "cli")
-        for side in order:
-            runs[side].append(run_cli(r)[0] if side == "cli" else run_floor(side))
-        print(
-            f"round {r}: "
-            + "  ".join(f"{s} {runs[s][-1].wall_s:.2f} s" for s in ("cli", "floor", "lean")),
-            flush=True,
-        )
-    load_after = os.getloadavg()
-    summary = report(args, concurrency, len(waves), runs, counters, (load_before, load_after))
+    _, waves, counters, moves = run_cli()  # warms caches and collects the bodies
+    waves_file.write_text(json.dumps(waves))
+    run_side("lean")
+    print(
+        f"warm-up done: {len(waves)} waves of {sorted({len(w) for w in waves})} calls", flush=True
+    )
+    runs = interleaved(args.rounds, run_side)
+    load = (load_before, os.getloadavg())
+    summary = report(args, concurrency, len(waves), runs, counters, moves, load)
     if args.profile:
         profile_once(args, env, tmp)
     return summary
@@ -310,76 +380,51 @@ def report(
     waves: int,
     runs: dict[str, list[Run]],
     counters: dict,
+    moves: dict,
     load: tuple[tuple[float, ...], tuple[float, ...]],
 ) -> list[str]:
     calls = args.agents * args.steps * len(STAGES)
-
-    def median(side: str, key: str) -> float:
-        return statistics.median(getattr(x, key) for x in runs[side])
-
-    def ratio(side: str, key: str = "wall_s") -> float:
-        return median("cli", key) / median(side, key)
-
-    names = {
-        "cli": "llm-sim run (python main.py run)",
-        "floor": "floor: bare openai client",
-        "lean": "bare client, lean call (as the tool)",
-    }
     print(
-        f"\nGrid via the real CLI process: {args.agents} agents x {args.steps} steps x 3 stages "
+        f"\nGrid via the real CLI process: {args.agents:,} agents x {args.steps} steps x 3 stages "
         f"= {calls:,} calls in {waves} waves, stub latency {args.latency * 1000:g} ms (threads "
         f"of the bench process), {os.cpu_count()} CPUs, {args.rounds} interleaved round(s); "
         "whole processes, start-up included"
     )
     print(
         f"  concurrency: the openai endpoint pool of `llm-sim run` = {concurrency} (provider "
-        "default; `run` has no --pool flag or SIM_* setting); the floor uses the same bound"
+        "default; `run` has no --pool flag or SIM_* setting); both floors use the same bound"
     )
     print(
         f"  load average before {load[0][0]:.2f}, after {load[1][0]:.2f} "
         "(other processes on this machine share its CPUs)"
     )
-    for side, name in names.items():
-        rows = runs[side]
-        per = ", ".join(f"{x.wall_s:.2f}" for x in rows)
-        spans = ", ".join(f"{x.span_s:.2f}" for x in rows)
-        inflight = ", ".join(str(x.max_in_flight) for x in rows)
-        cpu = median(side, "cpu_s") * 1000 / calls
-        print(
-            f"  {name:38s} wall {median(side, 'wall_s'):6.2f} s  span {median(side, 'span_s'):6.2f}"
-            f" s  CPU {cpu:5.2f} ms/call"
-        )
-        print(f"    per round: wall ({per})  span ({spans})  stub max_in_flight ({inflight})")
+    print_sides(runs, calls)
     per_wave = -(-args.agents // concurrency)
     theory = waves * per_wave * args.latency
     print(
         f"  theory: waves x ceil(agents / concurrency) x latency = {waves} x {per_wave} x "
         f"{args.latency * 1000:g} ms = {theory:.2f} s (orientation only)"
     )
-    verdict = "OK" if ratio("floor") <= 1.2 else "MISSED"
-    print(f"  ratio CLI / bare openai client: wall {ratio('floor'):.2f} (target <= 1.2 {verdict})")
-    print(
-        f"    span {ratio('floor', 'span_s'):.2f} (start-up left out), "
-        f"CPU {ratio('floor', 'cpu_s'):.2f}"
-    )
-    print(
-        f"  ratio CLI / the same lean call bare: wall {ratio('lean'):.2f}, span "
-        f"{ratio('lean', 'span_s'):.2f}, CPU {ratio('lean', 'cpu_s'):.2f}"
-    )
+    head, beside = ratio_lines(runs, TARGET)
+    print(f"  {head}\n  {beside}")
     print(f"  the warm-up run's counters: {json.dumps(counters)}")
-    fallbacks = counters.get("move_fallbacks")
-    moves = args.agents * args.steps
-    print(f"  move replies the parser could not read (fallbacks): {fallbacks} of {moves:,}")
+    moved = (
+        f"moves parsed {moves['parsed']:,} of {moves['moves']:,} (fallbacks "
+        f"{counters.get('move_fallbacks')}); agents that changed cell {moves['moved']:,}"
+    )
+    print(f"  the warm-up run's {moved}")
     inflight = sorted({x.max_in_flight for rows in runs.values() for x in rows})
     return [
-        f"grid {args.agents} x {args.steps} = {calls:,} calls at {args.latency * 1000:g} ms, "
+        f"grid {args.agents:,} x {args.steps} = {calls:,} calls at {args.latency * 1000:g} ms, "
         f"concurrency {concurrency}, stub max_in_flight {inflight}, load "
         f"{load[0][0]:.2f}..{load[1][0]:.2f}",
-        f"CLI {median('cli', 'wall_s'):.2f} s vs bare openai client "
-        f"{median('floor', 'wall_s'):.2f} s (medians of {args.rounds}): ratio "
-        f"{ratio('floor'):.2f} (target <= 1.2 {verdict}); spans {median('cli', 'span_s'):.2f} vs "
-        f"{median('floor', 'span_s'):.2f} s: {ratio('floor', 'span_s'):.2f}; theory {theory:.2f} s",
-        f"move fallbacks in the warm-up run: {fallbacks} of {moves:,} move replies",
+        f"CLI {median(runs, 'cli', 'wall_s'):.2f} s, lean call "
+        f"{median(runs, 'lean', 'wall_s'):.2f} s, create() {median(runs, 'create', 'wall_s'):.2f}"
+        f" s (medians of {args.rounds}); theory {theory:.2f} s; CLI peak RSS "
+        f"{median(runs, 'cli', 'rss_mb'):.0f} MB",
+        head,
+        beside,
+        f"warm-up run: {moved}",
     ]
 
 
@@ -389,7 +434,7 @@ def profile_once(args: argparse.Namespace, env: dict, tmp: Path) -> None:
     exp = fresh_store(db)
     out = tmp / "cli.prof"
     command = [sys.executable, "-m", "cProfile", "-o", str(out), "main.py"]
-    wall, _, _ = timed([*command, *cli_command(exp, args)], {**env, "SIM_DB": str(db)})
+    wall, _, _, _ = timed([*command, *cli_command(exp, args)], {**env, "SIM_DB": str(db)})
     stats = pstats.Stats(str(out))
     totals: dict[str, float] = {}
     for func, (_, _, tottime, _, callers) in stats.stats.items():  # type: ignore[attr-defined]
@@ -544,7 +589,6 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     from simulator.testing.llm_stub_server import StubLLMServer
 
-    _reap_with_rusage()
     summary: list[str] = []
     with (
         tempfile.TemporaryDirectory(prefix="sim-grid-bench-") as tmp,

@@ -52,10 +52,9 @@ import json
 import os
 import pstats
 import statistics
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+import time
 from pathlib import Path
 
 import yaml
@@ -108,67 +107,21 @@ def experiment_yaml(n: int, tmp: Path) -> Path:
     return path
 
 
-# -- timing processes -----------------------------------------------------------------------------
+# -- timing processes (bench/grid_cli.py's spawner: each process's own wall, CPU and peak RSS) --
 
-
-@dataclass
-class Run:
-    wall_s: float  # process start to exit
-    cpu_s: float  # the process's user + system CPU (wait4)
-    rss_mb: float  # the process's peak resident set (wait4's ru_maxrss, see SPAWNER)
-    span_s: float  # the run's own span (CLI: ledger; floor: first call to last reply)
-    max_in_flight: int  # the stub's most concurrent chat requests during the run
-    calls: int
-
-
-# Linux keeps a process's peak RSS across exec, and a child forked (or vforked, as subprocess
-# does) from this bench starts at the bench's own peak, so wait4 here would report at least that
-# for every child. The children are therefore started by a small spawner process (python -S,
-# about 10 MB): it forks, execs the command, and reports the child's wall, CPU and peak RSS.
-SPAWNER = """
-import json, os, sys, time
-report, argv = sys.argv[1], sys.argv[2:]
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execv(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-wall = time.perf_counter() - start
-cpu, rss_kib = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
-with open(report, "w") as f:
-    json.dump({"wall_s": wall, "cpu_s": cpu, "rss_mb": rss_kib / 1024}, f)
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
-    """Run a process to its end through the spawner: (wall seconds from fork to exit, CPU
-    seconds, peak RSS MB, stdout), all three figures the process's own (wait4)."""
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        report = Path(f.name)
-    try:
-        spawn = [sys.executable, "-S", "-c", SPAWNER, str(report), *command]
-        proc = subprocess.run(spawn, env=env, cwd=ROOT, capture_output=True)
-        if proc.returncode != 0:
-            tail = proc.stderr.decode()[-800:]
-            raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {tail}")
-        got = json.loads(report.read_text())
-    finally:
-        report.unlink(missing_ok=True)
-    return got["wall_s"], got["cpu_s"], got["rss_mb"], proc.stdout.decode()
+Run = grid_cli.Run
+timed = grid_cli.timed
 
 
 # -- the CLI side ---------------------------------------------------------------------------------
 
 
-def fresh_store(db: Path, experiment: Path, env: dict[str, str]) -> str:
-    """Import the experiment into a new store with the CLI (not timed); return its id."""
+def fresh_store(db: Path, experiment: Path, env: dict[str, str]) -> tuple[str, float, float]:
+    """Import the experiment into a new store with the CLI: (its id, the import process's wall
+    seconds and peak RSS MB). The import builds the graph and reads the agents table."""
     command = [sys.executable, "main.py", "experiment", "import", str(experiment), "--json"]
-    _, _, _, out = timed(command, {**env, "SIM_DB": str(db)})
-    return json.loads(out)["id"]
+    wall, _, rss, out = timed(command, {**env, "SIM_DB": str(db)})
+    return json.loads(out)["id"], wall, rss
 
 
 def cli_command(exp: str, rounds: int, concurrency: int) -> list[str]:
@@ -226,17 +179,17 @@ class Bench:
         self.env = env
         self.experiment = experiment_yaml(args.agents, tmp)
         self.waves_file = tmp / "waves.json"
-        floor = [sys.executable, str(ROOT / "bench" / "grid_cli.py"), "--bare"]
-        floor += [str(self.waves_file), "--base-url", base_url]
-        floor += ["--concurrency", str(args.concurrency)]
-        self.commands = {"floor": floor, "lean": [*floor, "--lean"]}
+        self.commands = grid_cli.floor_commands(self.waves_file, base_url, args.concurrency)
         self.stores = 0
+        self.imports: list[tuple[float, float]] = []  # (wall s, peak RSS MB) of each import
 
     def store(self) -> tuple[Path, str]:
         """A new store folder with the experiment imported: (folder, experiment id)."""
         self.stores += 1
         db = self.tmp / f"db{self.stores}"
-        return db, fresh_store(db, self.experiment, self.env)
+        exp, wall, rss = fresh_store(db, self.experiment, self.env)
+        self.imports.append((wall, rss))
+        return db, exp
 
     def cli(self, rounds: int, prefix: tuple[str, ...] = ()) -> tuple[Run, list[list[dict]], dict]:
         """One `llm-sim run` of `rounds` rounds, checked: every call made and done."""
@@ -254,8 +207,10 @@ class Bench:
             )
         return Run(wall, cpu, rss, span, self.stub.max_in_flight, calls), waves, counters
 
-    def floor(self, side: str) -> Run:
-        """The bare client process (`floor` or `lean`) sending the warm-up run's bodies."""
+    def side(self, side: str) -> Run:
+        """One run of `side`: the CLI, or a floor process sending the warm-up run's bodies."""
+        if side == "cli":
+            return self.cli(self.args.rounds)[0]
         self.stub.reset()
         wall, cpu, rss, out = timed(self.commands[side], self.env)
         got = json.loads(out)
@@ -269,45 +224,37 @@ class Bench:
         return self.args.concurrency
 
 
+def graph_build_s(agents: int) -> float:
+    """Seconds to build the bench's graph in this process (the best of three): the part of
+    the import and of the run's setup that grows with the network."""
+    from simulator.worlds.network.domain.graphs import build_graphs
+
+    spec = {"type": "barabasi_albert", "n": agents, "m": 5, "seed": 1}
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        build_graphs(spec)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def measure(bench: Bench) -> tuple[dict[str, list[Run]], dict, tuple]:
     """Warm up, then the interleaved repetitions: (runs per side, warm-up counters, load)."""
     args = bench.args
-    runs: dict[str, list[Run]] = {"cli": [], "floor": [], "lean": []}
     load_before = os.getloadavg()
     _, waves, counters = bench.cli(args.rounds)  # warms caches and collects the bodies
     bench.waves_file.write_text(json.dumps(waves))
-    bench.floor("floor")
+    bench.side("lean")
     sizes = sorted({len(w) for w in waves})
     print(f"warm-up done: {len(waves)} rounds of {sizes} calls", flush=True)
-    for r in range(1, args.repetitions + 1):
-        order = ("cli", "floor", "lean") if r % 2 else ("lean", "floor", "cli")
-        for side in order:
-            runs[side].append(bench.cli(args.rounds)[0] if side == "cli" else bench.floor(side))
-        print(
-            f"repetition {r}: "
-            + "  ".join(f"{s} {runs[s][-1].wall_s:.2f} s" for s in ("cli", "floor", "lean")),
-            flush=True,
-        )
+    runs = grid_cli.interleaved(args.repetitions, bench.side, "repetition")
     return runs, counters, (load_before, os.getloadavg())
 
 
-def report(
-    args: argparse.Namespace, runs: dict[str, list[Run]], counters: dict, load: tuple
-) -> list[str]:
+def report(bench: Bench, runs: dict[str, list[Run]], counters: dict, load: tuple) -> list[str]:
     """Print the speed figures; return the summary lines."""
+    args = bench.args
     calls = args.agents * args.rounds
-
-    def median(side: str, key: str) -> float:
-        return statistics.median(getattr(x, key) for x in runs[side])
-
-    def ratio(side: str, key: str = "wall_s") -> float:
-        return median("cli", key) / median(side, key)
-
-    names = {
-        "cli": "llm-sim run (python main.py run)",
-        "floor": "floor: bare openai client",
-        "lean": "bare client, lean call (as the tool)",
-    }
     print(
         f"\nNetwork via the real CLI process: {args.agents:,} agents (Barabasi-Albert m = 5) x "
         f"{args.rounds} rounds = {calls:,} calls in {args.rounds} rounds, stub latency "
@@ -315,56 +262,44 @@ def report(
         f"{args.repetitions} interleaved repetition(s); whole processes, start-up included"
     )
     print(
-        f"  concurrency: `--pool openai={args.concurrency}` for the CLI; the floor's semaphore "
+        f"  concurrency: `--pool openai={args.concurrency}` for the CLI; both floors' semaphore "
         "is the same size"
     )
     print(
         f"  load average before {load[0][0]:.2f}, after {load[1][0]:.2f} "
         "(other processes on this machine share its CPUs)"
     )
-    for side, name in names.items():
-        rows = runs[side]
-        per = ", ".join(f"{x.wall_s:.2f}" for x in rows)
-        spans = ", ".join(f"{x.span_s:.2f}" for x in rows)
-        inflight = ", ".join(str(x.max_in_flight) for x in rows)
-        cpu = median(side, "cpu_s")
-        print(
-            f"  {name:38s} wall {median(side, 'wall_s'):6.2f} s  span {median(side, 'span_s'):6.2f}"
-            f" s  CPU {cpu:6.2f} s ({cpu * 1000 / calls:5.2f} ms/call)  peak RSS "
-            f"{median(side, 'rss_mb'):6.1f} MB"
-        )
-        print(f"    per repetition: wall ({per})  span ({spans})  stub max_in_flight ({inflight})")
+    grid_cli.print_sides(runs, calls, "repetition")
     per_round = -(-args.agents // args.concurrency)
     theory = args.rounds * per_round * args.latency
     print(
         f"  theory: rounds x ceil(agents / concurrency) x latency = {args.rounds} x {per_round} x "
         f"{args.latency * 1000:g} ms = {theory:.2f} s (orientation only)"
     )
-    verdict = "OK" if ratio("floor") <= TARGET else "MISSED"
-    print(
-        f"  ratio CLI / bare openai client: wall {ratio('floor'):.2f} "
-        f"(target <= {TARGET} {verdict})"
+    head, beside = grid_cli.ratio_lines(runs, TARGET)
+    print(f"  {head}\n  {beside}")
+    build = graph_build_s(args.agents)
+    walls = [w for w, _ in bench.imports]
+    rss = max(r for _, r in bench.imports)
+    setup = (
+        f"graph (Barabasi-Albert, {args.agents:,} nodes, m = 5) built in {build:.2f} s; "
+        f"`experiment import` (graph and agents table) {statistics.median(walls):.2f} s wall, "
+        f"peak RSS {rss:.0f} MB (median of {len(walls)} imports)"
     )
-    print(
-        f"    span {ratio('floor', 'span_s'):.2f} (start-up left out), "
-        f"CPU {ratio('floor', 'cpu_s'):.2f}"
-    )
-    print(
-        f"  ratio CLI / the same lean call bare: wall {ratio('lean'):.2f}, span "
-        f"{ratio('lean', 'span_s'):.2f}, CPU {ratio('lean', 'cpu_s'):.2f}"
-    )
+    print(f"  {setup}")
     print(f"  the warm-up run's counters: {json.dumps(counters)}")
     inflight = sorted({x.max_in_flight for rows in runs.values() for x in rows})
     return [
         f"network {args.agents:,} agents x {args.rounds} rounds = {calls:,} calls at "
         f"{args.latency * 1000:g} ms, pool {args.concurrency}, stub max_in_flight {inflight}, "
         f"load {load[0][0]:.2f}..{load[1][0]:.2f}",
-        f"CLI {median('cli', 'wall_s'):.2f} s vs bare openai client "
-        f"{median('floor', 'wall_s'):.2f} s (medians of {args.repetitions}): ratio "
-        f"{ratio('floor'):.2f} (target <= {TARGET} {verdict}); spans "
-        f"{median('cli', 'span_s'):.2f} vs {median('floor', 'span_s'):.2f} s: "
-        f"{ratio('floor', 'span_s'):.2f}; CPU {median('cli', 'cpu_s'):.2f} vs "
-        f"{median('floor', 'cpu_s'):.2f} s; theory {theory:.2f} s",
+        f"CLI {grid_cli.median(runs, 'cli', 'wall_s'):.2f} s, lean call "
+        f"{grid_cli.median(runs, 'lean', 'wall_s'):.2f} s, create() "
+        f"{grid_cli.median(runs, 'create', 'wall_s'):.2f} s (medians of {args.repetitions}); "
+        f"theory {theory:.2f} s; CLI peak RSS {grid_cli.median(runs, 'cli', 'rss_mb'):.0f} MB",
+        head,
+        beside,
+        setup,
     ]
 
 
@@ -458,7 +393,7 @@ def main(argv: list[str] | None = None) -> None:
         stub.reply_fn = lambda body: REPLY
         bench = Bench(args, stub, Path(tmp))
         runs, counters, load = measure(bench)
-        summary += report(args, runs, counters, load)
+        summary += report(bench, runs, counters, load)
         if args.rss_rounds:
             summary += memory(bench)
         if args.profile:

@@ -250,6 +250,7 @@ class OpinionNetwork:
             if not pending:
                 break
         final = [answers.get(i, previous[i]) for i in range(len(self.agents))]
+        fell_back = set(pending)
         await self.memory.perceive(self.calls, t, final, others, said, heard)
         rows = [
             round_row(
@@ -260,7 +261,7 @@ class OpinionNetwork:
                 final[i],
                 [self.names[j] for j in friends[i]],
                 replies[i],
-                i in pending,
+                i in fell_back,
             )
             for i in range(len(self.agents))
         ]

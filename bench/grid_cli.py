@@ -13,21 +13,25 @@ Each step sends its 100 message calls together, then 100 memory calls, then 100 
 for it, so the openai endpoint pool keeps the provider's default size (16, read here from
 `PoolRegistry`), and that bounds how many calls are in flight.
 
-In the same run, interleaved with it (order alternating per round), the floor: a process that
-sends exactly the request bodies the CLI sent (read back from the store's call ledger of a
-warm-up run), wave by wave, each wave waiting for the one before as the stages do, through
-`openai.AsyncOpenAI` at the same concurrency (an asyncio.Semaphore of the pool's size); and the
-same process making the lean call the tool's OpenAI backend makes (`client.post` of the body,
-reply read as JSON). All sides are whole processes, start-up included (wall from start to exit,
-CPU from wait4); the CLI's own span (first call's created_at to the run's finished_at, from the
-store) and the floor's span (first wave sent to last reply) are printed too.
+In the same run, interleaved with it (order alternating per round), two floors: processes
+that send exactly the request bodies the CLI sent (read back from the store's call ledger of a
+warm-up run), wave by wave, each wave waiting for the one before as the stages do, at the same
+concurrency (an asyncio.Semaphore of the pool's size), through `openai.AsyncOpenAI`: the lean
+call the tool's OpenAI backend makes (`client.post` of the body, the reply read as JSON), the
+headline's floor, and the package's `chat.completions.create`, whose request transform and
+response models cost more than the tool's own call (its ratio is printed beside). All sides are
+whole processes, start-up included (wall from start to exit, CPU and peak RSS from wait4, read
+by a small spawner process); the CLI's own span (first call's created_at to the run's
+finished_at, from the store) and the floors' span (first wave sent to last reply) are printed
+too.
 
-Target: median wall(CLI) / wall(bare openai client) <= 1.2.
+Target: median wall(CLI) / wall(lean call) <= 1.2, peak RSS under 1 GB at 1,000 agents.
 
 The stub answers every move prompt with one of the five commands (`stub_reply`: a mix chosen
-by a hash of the prompt), so agents really move and the parser reads every reply; the warm-up
-run's `move_fallbacks` counter is printed, and is 0 when the parser accepted every move. Other
-prompts get the stub's echo of the prompt's start.
+by a hash of the prompt), so agents really move and the parser reads every reply; from the
+warm-up run's stored steps the bench prints how many move replies parsed (and the
+`move_fallbacks` counter: 0 when the parser accepted every move) and how many agents changed
+cell. Other prompts get the stub's echo of the prompt's start.
 
 `--hf` adds the HF part: a tiny randomly initialised Llama (tests/llm/tiny_models.py) built in a
 temp dir, and a small grid (`--hf-agents` x `--hf-steps`, `--hf-max-tokens` new tokens) run
@@ -37,6 +41,7 @@ once seeded and once not; it prints the batch sizes the hf backend's DynamicBatc
 On a GPU that is the throughput check; on a CPU it shows only whether a stage is batched.
 
     python bench/grid_cli.py                          # 3 rounds, 100 agents x 10 steps, 50 ms
+    python bench/grid_cli.py --agents 1000 --steps 1 --rounds 3        # the field's scale
     python bench/grid_cli.py --rounds 5
     python bench/grid_cli.py --agents 20 --steps 2 --rounds 1          # quick
     python bench/grid_cli.py --hf                      # + the HF batch sizes

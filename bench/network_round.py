@@ -1,8 +1,8 @@
 """A network round as a user runs it: the real `llm-sim run` process against the bare client.
 
-The speed and memory target: "A 1,000-agent round on the loopback stub at 50 ms,
-concurrency 64: <= 1.2x the bare-client floor in the same run; memory stays flat over 20
-rounds (report peak RSS)."
+The speed and memory target: a 1,000-agent round on the loopback stub at 50 ms, concurrency
+64, within 1.2x the lean bare-client floor in the same run, memory flat over 20 rounds; and
+the same at 10,000 agents (AgentSociety's scale) in one round, peak RSS under 1 GB.
 
 An opinion-network experiment like `prompts/experiments/llm_sam_network.yaml` is written to a
 temp folder with a Barabasi-Albert graph of `--agents` nodes (m = 5, seed 1) and an agents CSV of
@@ -18,17 +18,21 @@ every reply is a valid answer, so no call is retried). Round 0 is the table's an
 each round t >= 1 sends all agents' calls at once, at most `--concurrency` in flight (the
 endpoint pool, `--pool openai=N`): 1,000 x 3 = 3,000 calls in 3 waves.
 
-In the same run, interleaved with it (order alternating per repetition), the floor: a process
-(bench/grid_cli.py's bare script, free of simulator imports) that sends exactly the request
-bodies the CLI sent (read back from the store's call ledger of a warm-up run), round by round,
-each round waiting for the one before, through `openai.AsyncOpenAI` with an asyncio.Semaphore of
-the same size; and the same process making the lean call the tool's OpenAI backend makes
-(`client.post` of the body). All sides are whole processes, start-up included (wall from start
-to exit, CPU and peak RSS from wait4); the CLI's own span (first call's created_at to the run's
-finished_at, from the store) and the floor's span (first call sent to last reply) are printed
-too.
+In the same run, interleaved with it (order alternating per repetition), two floors: a
+process (bench/grid_cli.py's bare script, free of simulator imports) that sends exactly the
+request bodies the CLI sent (read back from the store's call ledger of a warm-up run), round by
+round, each round waiting for the one before, through `openai.AsyncOpenAI` with an
+asyncio.Semaphore of the same size: making the lean call the tool's OpenAI backend makes
+(`client.post` of the body), the headline's floor, and the package's
+`chat.completions.create` (its request transform costs more than the tool's call: printed
+beside). All sides are whole processes, start-up included (wall from start to exit, CPU and
+peak RSS from wait4); the CLI's own span (first call's created_at to the run's finished_at,
+from the store) and the floors' span (first call sent to last reply) are printed too, and so
+are the graph's build time in the bench process and the `experiment import`'s wall and peak RSS
+(it builds the graph and reads the agents table).
 
-Target: median wall(CLI) / wall(bare openai client) <= 1.2.
+Target: median wall(CLI) / wall(lean call) <= 1.2; at 10,000 agents peak RSS under 1 GB and
+the graph built in seconds.
 
 Memory (`--rss-rounds 20`, 0 to skip): one CLI run of 5 rounds and one of 20, peak RSS of each
 process (wait4's ru_maxrss, read by a small spawner process: see SPAWNER); flat when the
@@ -36,6 +40,7 @@ process (wait4's ru_maxrss, read by a small spawner process: see SPAWNER); flat 
 (bench/network_theory.py, which measures it in full: `python bench/network_theory.py`).
 
     python bench/network_round.py                      # 1,000 agents x 3 rounds, 3 repetitions
+    python bench/network_round.py --agents 10000 --rounds 1 --repetitions 3 --rss-rounds 0
     python bench/network_round.py --agents 100 --rounds 1 --repetitions 1 --rss-rounds 0  # quick
     python bench/network_round.py --latency 0.2 --repetitions 5
     python bench/network_round.py --profile 30         # + one CLI run under cProfile, top 30

@@ -112,7 +112,9 @@ def shipped_rows() -> list[TableRow]:
     for provider, table in _shipped().providers.items():
         for name, row in table.models.items():
             price = row.price(f"table {table.taken}")
-            rows.append(TableRow(f"{provider}:{name}", price, table.taken, table.source, row.unsure))
+            rows.append(
+                TableRow(f"{provider}:{name}", price, table.taken, table.source, row.unsure)
+            )
     return rows
 
 
@@ -159,15 +161,15 @@ def _read_user_file(path: str, _mtime: int, _size: int) -> dict[str, Price]:
     try:
         data = yaml.safe_load(Path(path).read_text("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"cannot read the price file {path}: {exc}", field="prices", fix=fix)
+        raise UserError(
+            f"cannot read the price file {path}: {exc}", field="prices", fix=fix
+        ) from None
     try:
         parsed = _UserFile.model_validate(data if data is not None else {"prices": {}})
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"]) or "prices"
-        raise UserError(
-            f"the price file {path}: {error['msg']}", field=where, fix=fix
-        ) from None
+        raise UserError(f"the price file {path}: {error['msg']}", field=where, fix=fix) from None
     for model in parsed.prices:
         if ":" not in model:
             raise UserError(

@@ -34,9 +34,7 @@ def _rows(models: tuple[str, ...]) -> list[dict]:
                 raise UserError(str(exc), field="MODEL", fix="give a model string") from None
             rows.append({"model": model, "price": _price_json(pricing.price_for(model))})
         return rows
-    rows = [
-        {"model": model, "price": _price_json(price)} for model, price in sorted(own.items())
-    ]
+    rows = [{"model": model, "price": _price_json(price)} for model, price in sorted(own.items())]
     for row in pricing.shipped_rows():
         shown = own.get(row.model.lower(), row.price)  # the researcher's file wins
         entry = {"model": row.model, "price": _price_json(shown), "page": row.page}

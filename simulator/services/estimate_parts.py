@@ -18,6 +18,9 @@ from simulator.domain.pricing import PriceFields
 from simulator.llm.token_count import TokenCounter
 from simulator.services.experiments import ExperimentView
 
+# stands around an LLM key in rendered prompts: plain ASCII, so it survives JSON (a network's
+# answers are shown as JSON) and never occurs in a prompt by chance
+_MARK = "@@reply@@"
 DEFAULT_REPLY_TOKENS = 256  # a reply's length when neither max_tokens nor the ledger says
 
 
@@ -62,7 +65,7 @@ class Shape:
     def placeholder(self, choice: LLMChoice) -> str:
         """Text standing for one reply of `choice` in a prompt: `Shape.tokens` counts each at
         the expected reply length (world modules render their real prompts around it)."""
-        return f"\x00{choice.key}\x00"
+        return f"{_MARK}{choice.key}{_MARK}"
 
     def tokens(self, choice: LLMChoice, messages: list[dict], known: dict[str, LLMChoice]) -> int:
         """The tokens of a prompt (as `choice`'s counter counts them) whose replies are
@@ -71,7 +74,7 @@ class Shape:
         total = 0
         for message in messages:
             text = str(message.get("content", ""))
-            parts = text.split("\x00")
+            parts = text.split(_MARK)
             fixed = "".join(parts[0::2])
             total += counter.count(fixed) + counter.per_message
             for key in parts[1::2]:

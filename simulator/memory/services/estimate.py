@@ -51,5 +51,5 @@ def stream_calls(
     embedded = shape.tokens(writer, [{"content": t} for t in texts], known)
     embedded -= len(texts) * shape.counter(writer).per_message
     model = embedder_model(settings)
-    embeddings = CallTally(model, model, steps, embedded, 0, 0)
+    embeddings = CallTally(model, model, 0, embedded, 0, 0)  # batches, not LLM calls
     return [ratings, embeddings]

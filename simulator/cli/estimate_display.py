@@ -18,10 +18,12 @@ def sweep_estimate(app: AppContext, view: ExperimentView, spec: Any, plan: Any) 
 
 def print_estimate(app: AppContext, estimate: dict | None, concurrency: int | None = None) -> None:
     if estimate is None:
-        app.console.print("estimate: none for this kind of sweep", markup=False, highlight=False)
+        app.console.print(
+            "estimate: none for this kind of sweep", markup=False, highlight=False, soft_wrap=True
+        )
         return
     for line in estimates.estimate_lines(estimate, concurrency):
-        app.console.print(line, markup=False, highlight=False)
+        app.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_stored_estimate(app: AppContext, sweep: dict, concurrency: int) -> None:
@@ -30,4 +32,9 @@ def print_stored_estimate(app: AppContext, sweep: dict, concurrency: int) -> Non
     if not estimate:
         return
     for line in estimates.estimate_lines(estimate, concurrency)[:2]:
-        app.err.print(f"{line} (made when the sweep was created)", markup=False, highlight=False)
+        app.err.print(
+            f"{line} (made when the sweep was created)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

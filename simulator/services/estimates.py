@@ -25,6 +25,7 @@ from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_parts import sweep_part
 from simulator.store.call_stats import ModelCalls, model_calls
 from simulator.store.store import Store
+from simulator.store.sweep_estimates import save_estimate
 from simulator.worlds import has_part, part
 
 DEFAULT_CONCURRENCY = 8  # `sweep run`'s default: what a sweep's time is estimated at
@@ -183,6 +184,12 @@ def _sweep_run(world: EstimatePart, view: ExperimentView, spec: Any, planned: An
     if own is not None:
         return own(view, spec, planned)
     return sweep_part(view.kind).build_run(view, planned.cell, planned.seed)  # type: ignore[attr-defined]
+
+
+def keep_with_sweep(store: Store, sweep_id: str, estimate: dict | None) -> None:
+    """Store the estimate on the sweep just created (a sweep created before keeps its own)."""
+    if estimate is not None:
+        save_estimate(store, sweep_id, estimate)
 
 
 def duration(seconds: float | None) -> str:

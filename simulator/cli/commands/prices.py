@@ -4,7 +4,6 @@ from (an experiment's `price:`, the researcher's price file, the shipped table, 
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from simulator.cli.context import AppContext
 from simulator.domain import pricing
@@ -60,30 +59,28 @@ def prices_cmd(app: AppContext, models: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         app.print_json({"user_file": str(pricing.user_file()), "prices": rows})
         return
-    table = Table(title="Prices in US dollars per million tokens")
-    for name, justify in (
-        ("model", "left"),
-        ("input", "right"),
-        ("cached input", "right"),
-        ("output", "right"),
-        ("from", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    width = max(len(row["model"]) for row in rows) if rows else 0
+    app.console.print(
+        "US dollars per million tokens: input, cached input, output; where the figure comes from",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
     for row in rows:
         price = row["price"]
         if price is None:
-            table.add_row(row["model"], "price unknown", "", "", "")
-            continue
-        cached = price["cached_input_per_million"]
-        source = price["source"] + (" (unsure)" if row.get("unsure") else "")
-        table.add_row(
-            row["model"],
-            f"{price['input_per_million']:g}",
-            "" if cached is None else f"{cached:g}",
-            f"{price['output_per_million']:g}",
-            source,
+            said = "price unknown"
+        else:
+            cached = price["cached_input_per_million"]
+            source = price["source"] + (" (unsure)" if row.get("unsure") else "")
+            said = (
+                f"in {price['input_per_million']:g}  "
+                f"cached {'-' if cached is None else format(cached, 'g')}  "
+                f"out {price['output_per_million']:g}  {source}"
+            )
+        app.console.print(
+            f"{row['model']:<{width}}  {said}", markup=False, highlight=False, soft_wrap=True
         )
-    app.console.print(table)
     pages = sorted({(r.taken, r.page) for r in pricing.shipped_rows()})
     for taken, page in pages:
         app.console.print(f"table figures taken {taken} from {page}", markup=False)
@@ -92,4 +89,5 @@ def prices_cmd(app: AppContext, models: tuple[str, ...], as_json: bool) -> None:
         "local models (local:, ollama:, hf:) cost nothing",
         markup=False,
         highlight=False,
+        soft_wrap=True,
     )

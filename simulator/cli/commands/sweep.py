@@ -22,10 +22,10 @@ from simulator.cli.sweep_parts import (
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.plural import count
 from simulator.errors import UserError
+from simulator.services import estimates
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as service
 from simulator.services.sweep_parts import sweep_part
-from simulator.store.sweep_estimates import save_estimate
 
 
 @click.group()
@@ -97,8 +97,7 @@ def create_cmd(
         app.console.print("Nothing created.")
         return
     doc, added = part.create(app.store, view, spec, app.user, plan)
-    if estimate is not None:
-        save_estimate(app.store, doc["_id"], estimate)
+    estimates.keep_with_sweep(app.store, doc["_id"], estimate)
     if as_json:
         app.print_json(
             {"sweep_id": doc["_id"], "added": added, **plan.as_dict(), "estimate": estimate}

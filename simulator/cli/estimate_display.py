@@ -19,7 +19,10 @@ def sweep_estimate(app: AppContext, view: ExperimentView, spec: Any, plan: Any) 
 def print_estimate(app: AppContext, estimate: dict | None, concurrency: int | None = None) -> None:
     if estimate is None:
         app.console.print(
-            "estimate: none for this kind of sweep", markup=False, highlight=False, soft_wrap=True
+            "estimate: none (this world does not estimate its runs)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
         return
     for line in estimates.estimate_lines(estimate, concurrency):

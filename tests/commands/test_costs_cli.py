@@ -150,3 +150,42 @@ def test_the_estimate_is_stored_with_the_sweep_and_shown_when_it_runs(sim, stub,
     assert estimate["total"]["calls"] == 5  # 4 turns and the day's summary
     listed = sim("conversation", "list", "--json", db=db).json()
     assert len(listed) == created["conversations"] == 2  # the dry run stored nothing
+
+
+@pytest.mark.parametrize(
+    ("file", "options", "spec_model"),
+    [
+        ("takata_grid.yaml", ["--agents", "4", "--steps", "2"], "grid"),
+        ("party_grid.yaml", ["--steps", "2"], "grid"),
+        ("llm_sam_network.yaml", [], "network"),
+        ("prison_memory.yaml", ["--agents", "guard=1,prisoner=1", "--messages", "4"], "chat"),
+    ],
+)
+def test_every_world_estimates_its_runs_calls_before_running(
+    sim, tmp_path, file, options, spec_model
+):
+    db = str(tmp_path / "store")
+    path = str(REPO / "prompts" / "experiments" / file)
+    exp_id = sim("experiment", "create", path, "--json", db=db).json()["id"]
+    out = sim("run", exp_id, *options, "--dry-run", "--json", db=db)
+    assert out.code == 0, out.err
+    planned = out.json()
+    estimate = planned["estimate"]
+    if spec_model == "grid":
+        from simulator.worlds.grid.domain.experiment import GridSpec as Spec
+    elif spec_model == "network":
+        from simulator.worlds.network.domain.experiment import NetworkSpec as Spec
+    else:
+        from simulator.worlds.chat.domain.spec import ConversationSpec as Spec
+    spec = Spec.model_validate(planned["spec"])
+    stream = spec.memory.is_stream
+    calls = getattr(spec, "calls", None)
+    if calls is None:  # a chat: its turns and a summary per day
+        calls = spec.agent_turns + spec.days
+    total = estimate["total"]
+    # a stream's ratings come on top of the world's own calls: "at least"
+    assert total["calls"] >= calls if stream else total["calls"] == calls
+    assert estimate["calls_at_least"] == stream
+    assert total["tokens_in"] > 0 and total["tokens_out"] > 0
+    assert total["cost"] == 0  # the shipped experiments run locally
+    assert sim("conversation", "list", "--json", db=db).json() == []

@@ -9,7 +9,8 @@ stream counts none of them and says "at least".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping
 
 from simulator.domain.llm_choice import LLMChoice
 from simulator.memory.domain.embedder_strings import parse_embedder
@@ -31,25 +32,32 @@ def embedder_model(settings: MemorySettings) -> str:
 def stream_calls(
     settings: MemorySettings,
     writer: LLMChoice,
-    records: Sequence[tuple[str, str]],
-    queries: Sequence[str],
+    records: Mapping[tuple[str, str], int],
+    queries: Mapping[str, int],
     steps: int,
     shape: Shape,
     known: dict[str, LLMChoice],
 ) -> list[CallTally]:
-    """The ratings of `records` ((agent name, text) pairs, replies as `shape` placeholders)
-    by the stream's `writer`, and one embedding batch per step for records and queries; the
-    ratings of one step go out together, embeddings are not timed."""
+    """The ratings of `records` ((agent name, text) -> how many such records; replies as
+    `shape` placeholders) by the stream's `writer`, and one embedding batch per step for the
+    records and the recall `queries` (text -> how many); the ratings of one step go out
+    together, embeddings are counted in tokens (not calls) and not timed."""
     if not settings.is_stream or not records:
         return []
+    calls = sum(records.values())
     tokens_in = sum(
-        shape.tokens(writer, importance_messages(name, text), known) for name, text in records
+        n * shape.tokens(writer, importance_messages(name, text), known)
+        for (name, text), n in records.items()
     )
-    rating_out = len(records) * (RATING.max_tokens or 8)
-    ratings = CallTally.of(writer, len(records), tokens_in, rating_out, steps)
-    texts = [text for _, text in records] + list(queries)
-    embedded = shape.tokens(writer, [{"content": t} for t in texts], known)
-    embedded -= len(texts) * shape.counter(writer).per_message
+    ratings = CallTally.of(writer, calls, tokens_in, calls * (RATING.max_tokens or 8), steps)
+    per_message = shape.counter(writer).per_message
+    texts: Counter[str] = Counter(queries)
+    for (_, text), n in records.items():
+        texts[text] += n
+    embedded = sum(
+        n * (shape.tokens(writer, [{"content": text}], known) - per_message)
+        for text, n in texts.items()
+    )
     model = embedder_model(settings)
     embeddings = CallTally(model, model, 0, embedded, 0, 0)  # batches, not LLM calls
     return [ratings, embeddings]

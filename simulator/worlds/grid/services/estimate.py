@@ -12,6 +12,8 @@ time is one call per stage. A memory stream adds one rating per record
 
 from __future__ import annotations
 
+from collections import Counter
+
 from simulator.memory.services.estimate import stream_calls
 from simulator.services.estimate_parts import CallTally, Shape
 from simulator.services.experiments import ExperimentView
@@ -69,13 +71,12 @@ def run_calls(view: ExperimentView, run: GridSpec, shape: Shape) -> list[CallTal
         CallTally.of(llm, calls + extra_calls, tokens_in + extra_in, out, serial + extra_serial)
     ]
     if memory.is_stream:
-        records = [
-            (names[i], f"{names[j]} said: {reply}" if j != i else f"I said: {reply}")
-            for _ in range(world.steps)
-            for i in range(world.agents)
-            for j in [i, *senders[i]]
-        ]
-        queries = [reply] * (world.agents * world.steps)
+        records: Counter[tuple[str, str]] = Counter()
+        for i in range(world.agents):
+            for j in [i, *senders[i]]:
+                said = f"{names[j]} said: {reply}" if j != i else f"I said: {reply}"
+                records[(names[i], said)] += world.steps
+        queries = Counter({reply: world.agents * world.steps})
         tallies += stream_calls(memory, llm, records, queries, world.steps, shape, known)
     return tallies
 

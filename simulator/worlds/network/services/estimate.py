@@ -11,6 +11,7 @@ model (no calls). A memory stream shows its top k records and rates one record p
 
 from __future__ import annotations
 
+from collections import Counter
 from types import SimpleNamespace
 
 from simulator.domain.llm_choice import LLMChoice
@@ -43,7 +44,7 @@ def run_calls(view: ExperimentView, run: NetworkSpec, shape: Shape) -> list[Call
     remembered = "\n".join(f"- {reply}" for _ in range(run.memory.top_k or 0)) if stream else None
     chats = set(run.settings.free_chat) if run.switches.free_chat_as == "message" else set()
     calls = tokens = serial = 0
-    records: list[tuple[str, str]] = []
+    records: Counter[tuple[str, str]] = Counter()
     for t in range(1, run.rounds + 1):
         graph = graph_for_round(world.graphs, t)
         friends = [sorted(graph.adj[i]) for i in range(len(agents))]
@@ -69,12 +70,13 @@ def run_calls(view: ExperimentView, run: NetworkSpec, shape: Shape) -> list[Call
             asked = world._prompt(t, i, friends[i], heard[i], remembered)
             tokens += shape.tokens(llm, asked, known)
             if stream:
-                records += [(names[i], f"{names[j]}: {reply}") for j in friends[i]]
+                for j in friends[i]:
+                    records[(names[i], f"{names[j]}: {reply}")] += 1
         calls, serial = calls + len(agents), serial + 1
         world.history.append([answered] * len(agents))
     tallies = [CallTally.of(llm, calls, tokens, calls * shape.reply_tokens(llm), serial)]
     if stream:
-        queries = [reply] * (len(agents) * run.rounds)
+        queries = Counter({reply: len(agents) * run.rounds})
         tallies += stream_calls(run.memory, llm, records, queries, run.rounds, shape, known)
     return tallies
 

@@ -10,7 +10,7 @@ how big each prompt is. A world without the part gets no estimate (its plan says
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from simulator.domain.llm_choice import LLMChoice
@@ -50,11 +50,22 @@ class Shape:
 
     counter_of: Callable[[LLMChoice], TokenCounter]
     ledger_reply: dict[str, float]  # model string -> mean tokens out of its stored calls
+    _counters: dict[str, TokenCounter] = field(default_factory=dict)
+    _replies: dict[str, int] = field(default_factory=dict)
 
     def counter(self, choice: LLMChoice) -> TokenCounter:
-        return self.counter_of(choice)
+        found = self._counters.get(choice.key)
+        if found is None:
+            found = self._counters[choice.key] = self.counter_of(choice)
+        return found
 
     def reply_tokens(self, choice: LLMChoice) -> int:
+        found = self._replies.get(choice.key)
+        if found is None:
+            found = self._replies[choice.key] = self._reply_tokens(choice)
+        return found
+
+    def _reply_tokens(self, choice: LLMChoice) -> int:
         measured = self.ledger_reply.get(choice.model)
         if measured is not None:
             return max(1, round(measured))

@@ -60,6 +60,8 @@ class _Tally:
 
 def _speaker(spec: ConversationSpec, agents: list[Agent], state: TurnState) -> Agent:
     """The turn's speaker: the run's strategy where it is fixed by the turn, else round robin."""
+    if spec.speaker_method == "round_robin":
+        return agents[state.turn % len(agents)]
     if spec.speaker_method == "random":
         picker: Any = RandomNoRepeat(spec.seed)
     elif spec.speaker_method == "role_alternating":

@@ -49,7 +49,7 @@ class Shape:
     else DEFAULT_REPLY_TOKENS)."""
 
     counter_of: Callable[[LLMChoice], TokenCounter]
-    ledger_reply: dict[str, float]  # model string -> mean tokens out of its stored calls
+    ledger_reply: Callable[[str], float | None]  # model string -> its stored replies' mean
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
     _replies: dict[str, int] = field(default_factory=dict)
 
@@ -66,7 +66,7 @@ class Shape:
         return found
 
     def _reply_tokens(self, choice: LLMChoice) -> int:
-        measured = self.ledger_reply.get(choice.model)
+        measured = self.ledger_reply(choice.model)
         if measured is not None:
             return max(1, round(measured))
         if choice.params.max_tokens:

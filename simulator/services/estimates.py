@@ -48,11 +48,23 @@ class Estimator:
         models: Iterable[str],
         counter: TokenCounter | None = None,
     ) -> None:
+        self._store = store
         self.stats: dict[str, ModelCalls] = model_calls(store, models)
+        self._asked = set(self.stats) | set(models)
         self.methods: dict[str, None] = {}
         self._counter = counter
-        replies = {m: s.mean_tokens_out for m, s in self.stats.items()}
-        self.shape = Shape(self._count_with, {m: v for m, v in replies.items() if v is not None})
+        self.shape = Shape(self._count_with, self._mean_reply)
+
+    def _model(self, model: str) -> ModelCalls | None:
+        """What the ledger says of `model` (asked once per model)."""
+        if model not in self._asked:
+            self._asked.add(model)
+            self.stats.update(model_calls(self._store, [model]))
+        return self.stats.get(model)
+
+    def _mean_reply(self, model: str) -> float | None:
+        stats = self._model(model)
+        return stats.mean_tokens_out if stats is not None else None
 
     def _count_with(self, choice: LLMChoice) -> TokenCounter:
         counter = self._counter or counter_for(choice)
@@ -92,7 +104,7 @@ class Estimator:
     def _latency(self, tally: CallTally) -> float | None:
         if tally.calls == 0 or tally.one_after_another == 0:
             return 0.0
-        stats = self.stats.get(tally.model)
+        stats = self._model(tally.model)
         return stats.mean_latency_s if stats is not None else None
 
     def method(self) -> str:

@@ -78,7 +78,8 @@ def create_cmd(
     plan = part.plan(app.store, view, spec, app.user)
     estimate = sweep_estimate(app, view, spec, plan)
     if as_json and dry_run:
-        app.print_json({**plan.as_dict(), "estimate": estimate})
+        shown = None if estimate is None else {k: v for k, v in estimate.items() if k != "taken_at"}
+        app.print_json({**plan.as_dict(), "estimate": shown})  # the same plan prints the same
         return
     if not as_json:
         print_plan(app, plan, view.kind)

@@ -2,12 +2,13 @@
 (message, memory with the summary memory, move) filled as the run fills them, every reply
 standing in at the model's expected reply length.
 
-What an agent hears each step is sized from the starting positions (who is within the radius of
-whom there): agents move, but the density of the field stays. The summary memory is one reply
-long; a stream shows its top k records. The probe's interviews and the personality test are
-sized from their own templates. Every agent's call of a stage goes out at once, so a step's wall
-time is one call per stage. A memory stream adds one rating per record
-(memory/services/estimate.py).
+What an agent hears each step is sized from the density of the field (the others within the
+radius on average, `heard_per_step`), and every agent stands at the field's centre: agents move,
+so no starting draw is a better guide (and an unseeded plan gives the same estimate each time).
+The summary memory is one reply long; a stream shows its top k records. The probe's interviews
+and the personality test are sized from their own templates. Every agent's call of a stage goes
+out at once, so a step's wall time is one call per stage. A memory stream adds one rating per
+record (memory/services/estimate.py).
 """
 
 from __future__ import annotations
@@ -23,12 +24,24 @@ from simulator.worlds.grid.domain.personality import load_inventory
 from simulator.worlds.grid.prompting.interviews import knows_messages, news_messages
 
 
+def heard_per_step(run: GridSpec) -> float:
+    """How many others an agent hears in a step on average: the others times the share of the
+    field within the radius (exact on a torus; a little more than the truth off one, where the
+    edges cut the square). Agents move, so no one starting draw is a better guide."""
+    world = run.world
+    side = 2 * world.radius + 1
+    share = min(side, world.width) / world.width * min(side, world.height) / world.height
+    return (world.agents - 1) * share
+
+
 def run_calls(view: ExperimentView, run: GridSpec, shape: Shape) -> list[CallTally]:
     world, llm = run.world, run.llm
     known = {llm.key: llm}
     reply = shape.placeholder(llm)
     names = run.names
-    _, senders = grid.delivery(run.start, world.radius, world.width, world.height, world.torus)
+    heard = heard_per_step(run)
+    line = f"{names[0]}: {reply}"  # one heard message (grid.received_text's line)
+    line_tokens = shape.tokens(llm, [{"content": line}], known) - shape.counter(llm).per_message
     memory = run.memory
     if memory.kind == "summary":
         remembered = reply
@@ -38,11 +51,10 @@ def run_calls(view: ExperimentView, run: GridSpec, shape: Shape) -> list[CallTal
         remembered = ""
     stages = STAGES if memory.kind == "summary" else tuple(s for s in STAGES if s != "memory")
     prompts = view.experiment.prompts  # type: ignore[attr-defined]
-    per_step = 0
+    per_step = 0.0
     fields = []
     for i in range(world.agents):
-        heard = grid.received_text(names, [reply] * len(names), senders[i])
-        x, y = run.start[i]
+        x, y = world.width // 2, world.height // 2  # where an agent stands: see the docstring
         fields.append(
             {
                 "name": names[i],
@@ -53,17 +65,20 @@ def run_calls(view: ExperimentView, run: GridSpec, shape: Shape) -> list[CallTal
                 "agents": world.agents,
                 "radius": world.radius,
                 "memory": remembered,
-                "messages": heard,
+                "messages": grid.NO_MESSAGES if heard < 0.5 else "",
                 "identity": run.persona(i).identity,
                 "plan": "",
                 "action": "",
             }
         )
         for stage in stages:
-            text = getattr(prompts, stage).format(**fields[i])
+            template = getattr(prompts, stage)
+            text = template.format(**fields[i])
             per_step += shape.tokens(llm, [{"role": "user", "content": text}], known)
+            if heard >= 0.5 and "{messages}" in template:
+                per_step += heard * line_tokens
     calls = len(stages) * world.agents * world.steps
-    tokens_in = per_step * world.steps
+    tokens_in = round(per_step * world.steps)
     serial = len(stages) * world.steps
     extra_calls, extra_in, extra_serial = _probes(run, shape, fields, known)
     out = (calls + extra_calls) * shape.reply_tokens(llm)
@@ -72,10 +87,9 @@ def run_calls(view: ExperimentView, run: GridSpec, shape: Shape) -> list[CallTal
     ]
     if memory.is_stream:
         records: Counter[tuple[str, str]] = Counter()
-        for i in range(world.agents):
-            for j in [i, *senders[i]]:
-                said = f"{names[j]} said: {reply}" if j != i else f"I said: {reply}"
-                records[(names[i], said)] += world.steps
+        for name in names:
+            records[(name, f"I said: {reply}")] += world.steps
+            records[(name, f"{names[0]} said: {reply}")] += round(heard * world.steps)
         queries = Counter({reply: world.agents * world.steps})
         tallies += stream_calls(memory, llm, records, queries, world.steps, shape, known)
     return tallies

@@ -11,6 +11,7 @@ the common BPE tokenizers (expect +-25% on other languages and on code).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
@@ -83,6 +84,7 @@ def _gguf(name: str) -> TokenCounter | None:
 
     with suppress_stdout_stderr(disable=False):  # llama.cpp writes its context notes to fd 2
         vocab = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    atexit.register(vocab.close)  # freed before the interpreter tears llama_cpp down
 
     def count(text: str) -> int:
         return len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("simulator.cli.commands.sweep", "sweep"),
     "demo": ("simulator.cli.commands.demo", "demo"),
     "info": ("simulator.cli.commands.info", "info"),
+    "prices": ("simulator.cli.commands.prices", "prices_cmd"),
     "export": ("simulator.cli.commands.analysis", "export_cmd"),
     "measures": ("simulator.cli.commands.analysis", "measures_cmd"),
     "score": ("simulator.cli.commands.score", "score"),

@@ -18,12 +18,13 @@ import click
 from pydantic import BaseModel
 
 from simulator.cli.context import AppContext
+from simulator.cli.estimate_display import print_estimate
 from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
 from simulator.engine import events as ev
 from simulator.errors import UserError
-from simulator.services import runs
+from simulator.services import estimates, runs
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
 from simulator.worlds import has_part, names, part
@@ -45,6 +46,7 @@ class RunChoices:
     seed: int | None = None
     as_json: bool = False
     pools: dict[str, int] = field(default_factory=dict)
+    dry_run: bool = False  # print the header and the estimate; run nothing
 
 
 class RunCLIPart(Protocol):
@@ -85,11 +87,15 @@ def execute(
     spec: BaseModel,
     as_json: bool,
     pools: dict[str, int] | None = None,
+    dry_run: bool = False,
     **world: Any,
 ) -> RunOutcome:
     """Check the models, store the run, run it live (the header first, unless --json; the
-    result as JSON with --json); `world` holds the world's own run keywords."""
+    result as JSON with --json); `world` holds the world's own run keywords. `dry_run`: the
+    header and the estimate only (services/estimates.py), nothing checked or stored."""
     cli = run_cli_part(view.kind)
+    if dry_run:
+        return dry_run_estimate(app, view, spec, as_json)
     live = cli.live_view(app, as_json)
     llms = run_access(app.err, as_json, pools)
     stopped = StoppedRuns(live)
@@ -128,7 +134,23 @@ def plan_and_execute(
 ) -> RunOutcome:
     """Plan the run from the world's options and run it live (`execute`)."""
     spec = runs.plan(view, options, llm=choices.llm, seed=choices.seed)
-    return execute(app, view, spec, choices.as_json, choices.pools, **world)
+    return execute(app, view, spec, choices.as_json, choices.pools, choices.dry_run, **world)
+
+
+def dry_run_estimate(
+    app: AppContext, view: ExperimentView, spec: BaseModel, as_json: bool
+) -> RunOutcome:
+    """`run --dry-run`: the header and what the run is estimated to cost; nothing is stored
+    and no model is asked (the outcome's status is "planned")."""
+    estimate = estimates.run_estimate(app.store, view, spec, runs.models(view.kind, spec))
+    if as_json:
+        app.print_json(
+            {"dry_run": True, "spec": spec.model_dump(mode="json"), "estimate": estimate}
+        )
+    else:
+        run_cli_part(view.kind).print_header(app, spec)
+        print_estimate(app, estimate)
+    return RunOutcome("", "planned", None, {})
 
 
 def given(option: click.Option, value: object) -> bool:

@@ -10,13 +10,16 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from simulator.domain.endpoint_secrets import check_http_url, refusal
 from simulator.domain.params import GenerationParams
+from simulator.domain.pricing import PriceFields
 
 
 def strip_name(value: object) -> object:
@@ -43,6 +46,9 @@ class LLMChoice(BaseModel):
     # Names this entry when the same model appears twice with different sampling parameters
     # (the reference tool allowed it); sweeps, --llm and the ledger use it. None: the model.
     label: Name | None = Field(default=None, min_length=1, max_length=120)
+    # Dollars per million tokens for this entry (input, output, cached_input), over the user's
+    # price file and the shipped table (domain/pricing.py); None: look it up there.
+    price: PriceFields | None = None
 
     @field_validator("label")
     @classmethod
@@ -53,6 +59,15 @@ class LLMChoice(BaseModel):
                 "use letters, digits, spaces, '-', '_' or '.' (e.g. 'llama3 t=0.7')"
             )
         return value
+
+    @model_serializer(mode="wrap")
+    def _price_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """An entry without a price dumps as it did before prices existed, so the versions
+        (hashes) of experiments stored earlier stay the same."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("price", 0) is None:
+            del data["price"]
+        return data
 
     @property
     def key(self) -> str:

@@ -50,6 +50,11 @@ __all__ = ["execute", "run_cmd"]  # `demo` and the menus run a planned spec with
     help="Concurrent calls per backend endpoint or provider, e.g. openai=64 (default: the "
     "provider's pool size).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the run's header and its estimate (calls, tokens, money, time); run nothing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_context
 def run_cmd(
@@ -59,6 +64,7 @@ def run_cmd(
     seed: int | None,
     world_pairs: tuple[str, ...],
     pools: tuple[str, ...],
+    dry_run: bool,
     as_json: bool,
     **flags: object,
 ) -> None:
@@ -71,6 +77,6 @@ def run_cmd(
     cli = run_cli_part(view.kind)
     options = {o.name: flags.get(o.name) for o in cli.OPTIONS if o.name is not None}
     options.update(world_settings(ctx, view.kind, world_pairs, flags))
-    outcome = cli.run(app, view, options, RunChoices(llm, seed, as_json, sizes))
-    if outcome.status == "failed":
+    outcome = cli.run(app, view, options, RunChoices(llm, seed, as_json, sizes, dry_run))
+    if outcome is not None and outcome.status == "failed":
         raise SystemExit(1)

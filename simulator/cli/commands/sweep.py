@@ -8,6 +8,7 @@ import click
 
 from simulator.cli.commands.sweep_options import fork_header, json_option, run_options
 from simulator.cli.context import AppContext
+from simulator.cli.estimate_display import print_estimate, print_stored_estimate, sweep_estimate
 from simulator.cli.params import SEED
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_parts import (
@@ -21,6 +22,7 @@ from simulator.cli.sweep_parts import (
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.plural import count
 from simulator.errors import UserError
+from simulator.services import estimates
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as service
 from simulator.services.sweep_parts import sweep_part
@@ -74,11 +76,14 @@ def create_cmd(
     spec = sweep_spec(view.kind, file, flags, view)
     part = sweep_part(view.kind)
     plan = part.plan(app.store, view, spec, app.user)
+    estimate = sweep_estimate(app, view, spec, plan)
     if as_json and dry_run:
-        app.print_json(plan.as_dict())
+        shown = None if estimate is None else {k: v for k, v in estimate.items() if k != "taken_at"}
+        app.print_json({**plan.as_dict(), "estimate": shown})  # the same plan prints the same
         return
     if not as_json:
         print_plan(app, plan, view.kind)
+        print_estimate(app, estimate)
     note = service.embedded_scale_note(app.store, plan.conversations)
     if note:
         app.err.print(note, markup=False, highlight=False)
@@ -93,8 +98,11 @@ def create_cmd(
         app.console.print("Nothing created.")
         return
     doc, added = part.create(app.store, view, spec, app.user, plan)
+    estimates.keep_with_sweep(app.store, doc["_id"], estimate)
     if as_json:
-        app.print_json({"sweep_id": doc["_id"], "added": added, **plan.as_dict()})
+        app.print_json(
+            {"sweep_id": doc["_id"], "added": added, **plan.as_dict(), "estimate": estimate}
+        )
     else:
         app.console.print(
             f"Sweep [bold]{doc['_id']}[/bold]: {count(added, 'new conversation')} stored. "
@@ -115,7 +123,7 @@ def _runner_command(name: str, verb: str, doc: str) -> None:
     def command(
         app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
     ) -> None:
-        _fork_header(app, sweep_id, as_json)
+        _fork_header(app, sweep_id, as_json, concurrency)
         run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb)
 
 
@@ -130,12 +138,14 @@ _runner_command(
 )
 
 
-def _fork_header(app: AppContext, sweep_id: str, as_json: bool) -> None:
+def _fork_header(app: AppContext, sweep_id: str, as_json: bool, concurrency: int) -> None:
     """A fork sweep's run starts by saying where its branches start and what they took from
-    the parent."""
+    the parent; any sweep's by what it was estimated at when it was created."""
     if not as_json:
-        for line in fork_header(app.store.sweeps.get(sweep_id)):
+        sweep = app.store.sweeps.get(sweep_id)
+        for line in fork_header(sweep):
             app.err.print(line, markup=False, highlight=False)
+        print_stored_estimate(app, sweep, concurrency)
 
 
 @sweep.command("retry-failed")
@@ -150,7 +160,7 @@ def retry_cmd(
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
         app.err.print(f"{count(reset, 'failed conversation')} queued again.")
-    _fork_header(app, sweep_id, as_json)
+    _fork_header(app, sweep_id, as_json, concurrency)
     run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
 
 

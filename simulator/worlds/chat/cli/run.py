@@ -118,7 +118,7 @@ def run(
                 fix="run it in a terminal, or choose round_robin, random, role_alternating or auto",
             )
         world["manual_input"] = _terminal_picker()
-    return execute(app, view, spec, choices.as_json, choices.pools, **world)
+    return execute(app, view, spec, choices.as_json, choices.pools, choices.dry_run, **world)
 
 
 def live_view(app: AppContext, as_json: bool) -> LiveView:

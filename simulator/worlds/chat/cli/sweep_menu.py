@@ -8,11 +8,13 @@ the sweep it makes is the one `llm-sim sweep list/status/resume` see.
 from __future__ import annotations
 
 from simulator.cli.context import AppContext
+from simulator.cli.estimate_display import print_estimate, sweep_estimate
 from simulator.cli.interactive import prompts as ask
 from simulator.cli.sweep_display import print_plan
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.limits import MAX_SEED
 from simulator.domain.plural import count
+from simulator.services import estimates
 from simulator.services import sweeps as service
 from simulator.services.experiments import ExperimentView
 from simulator.worlds.chat.cli.perform_menu import (
@@ -144,6 +146,8 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     )
     plan = service.plan(app.store, view, spec, app.user)
     print_plan(app, plan, view.kind)
+    estimate = sweep_estimate(app, view, spec, plan)
+    print_estimate(app, estimate)
     if exp.summarizer_sections:
         app.console.print("Each day's summary is written by the conversation's own LLM.")
     if not ask.confirm(
@@ -156,6 +160,7 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     concurrency = ask.ask_int("Conversations at a time", 1, 256, default=8)
     assert concurrency is not None
     doc, added = service.create(app.store, view, spec, app.user, plan)
+    estimates.keep_with_sweep(app.store, doc["_id"], estimate)
     app.console.print(
         f"Sweep {doc['_id']}: {count(added, 'new conversation')} stored.", markup=False
     )

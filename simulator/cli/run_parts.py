@@ -21,11 +21,13 @@ from simulator.cli.context import AppContext
 from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
+from simulator.engine import budget
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import runs
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
+from simulator.services.spend import require_prices
 from simulator.worlds import has_part, names, part
 
 
@@ -90,6 +92,8 @@ def execute(
     """Check the models, store the run, run it live (the header first, unless --json; the
     result as JSON with --json); `world` holds the world's own run keywords."""
     cli = run_cli_part(view.kind)
+    cap = budget.current()  # `run --max-cost`: every model's price known before anything runs
+    require_prices(runs.models(view.kind, spec), cap.caps if cap else None)
     live = cli.live_view(app, as_json)
     llms = run_access(app.err, as_json, pools)
     stopped = StoppedRuns(live)

@@ -32,6 +32,17 @@ def strip_name(value: object) -> object:
 Name = Annotated[str, BeforeValidator(strip_name)]
 
 
+class LLMPrice(BaseModel):
+    """What an LLM entry's tokens cost, in US dollars per million tokens (the experiment's own
+    figure, over any table)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
 class LLMChoice(BaseModel):
     """A model an experiment may use, with its default sampling parameters."""
 
@@ -43,6 +54,7 @@ class LLMChoice(BaseModel):
     # Names this entry when the same model appears twice with different sampling parameters
     # (the reference tool allowed it); sweeps, --llm and the ledger use it. None: the model.
     label: Name | None = Field(default=None, min_length=1, max_length=120)
+    price: LLMPrice | None = None  # dollars per million tokens, over the shipped table
 
     @field_validator("label")
     @classmethod

@@ -15,6 +15,7 @@ from typing import Any
 from simulator.engine.sweep_runner import RunOne
 from simulator.engine.sweep_runner import SweepRunner as EngineSweepRunner
 from simulator.llm.access import LLMAccess
+from simulator.services.spend import metered
 from simulator.services.sweep_leases import StoreLeases
 from simulator.services.sweep_parts import sweep_part
 from simulator.store.store import Store
@@ -29,8 +30,9 @@ def run_function(store: Store, sweep_id: str, llms: LLMAccess) -> RunOne:
     async def run_one(
         doc: dict, stop: asyncio.Event, on_call: Callable[[dict], None], lease_owner: str
     ) -> str:
+        heard = metered(store, sweep_id, on_call)  # the sweep's spend counters, per call
         outcome = await run_stored(
-            store, doc["_id"], llms, stop=stop, on_call=on_call, lease_owner=lease_owner, doc=doc
+            store, doc["_id"], llms, stop=stop, on_call=heard, lease_owner=lease_owner, doc=doc
         )
         return outcome.status
 

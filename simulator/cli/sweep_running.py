@@ -19,7 +19,13 @@ from simulator.engine.budget import using
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry
 from simulator.services import sweeps as service
-from simulator.services.spend import require_prices, sweep_budget, sweep_caps, sweep_models
+from simulator.services.spend import (
+    SweepMeter,
+    require_prices,
+    sweep_budget,
+    sweep_caps,
+    sweep_models,
+)
 from simulator.services.sweep_runs import SweepRunner
 
 
@@ -41,7 +47,8 @@ def run_sweep(
     caps = sweep_caps(app.store, sweep_id, caps)  # the command's over the sweep file's
     if caps.any():
         require_prices(sweep_models(app.store, sweep_id), caps)
-    budget = sweep_budget(app.store, sweep_id, caps)
+    meter = SweepMeter(app.store, sweep_id)
+    budget = sweep_budget(meter, caps)
     if not as_json:
         app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
 
@@ -63,6 +70,7 @@ def run_sweep(
                 on_progress=display,
                 stop=stop,
                 budget=budget,
+                meter=meter,
             )
             try:
                 with using(budget):  # every call checks the sweep's spend before it leaves

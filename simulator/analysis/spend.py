@@ -111,3 +111,17 @@ def runs_spend_report(conversations: Iterable[dict]) -> dict | None:
     if not seen:
         return None
     return {"total": total, "estimated": False, "method": None, "cells": []}
+
+
+def scope_spend(store: Any, scope: Any) -> dict:
+    """What the runs of a scope spent: a sweep's counters, else its runs' `spend` summed (read
+    500 documents at a time, that field alone)."""
+    if scope.kind == "sweep" and scope.sweep is not None:
+        return spend_of(scope.sweep.get("spend"))
+    total = empty_spend()
+    ids = scope.conversation_ids
+    for start in range(0, len(ids), 500):
+        query = {"_id": {"$in": ids[start : start + 500]}}
+        for doc in store.db.conversations.find(query, {"spend": 1}):
+            add_spend(total, spend_of(doc.get("spend")))
+    return total

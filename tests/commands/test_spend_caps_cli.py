@@ -58,6 +58,8 @@ def test_a_run_stops_at_its_call_cap_resumable_with_exit_status_3(sim, stub, tmp
     measured = sim("measures", conv["_id"], "--json", db=db)
     assert measured.code == 0, measured.err
     assert "cost" in json.dumps(measured.json())
+    said = sim("measures", conv["_id"], db=db)
+    assert said.code == 0 and "Spend: " in said.out and "$" in said.out, said.err
 
 
 def test_a_cost_cap_is_refused_when_the_price_is_unknown(sim, stub, tmp_path, prison_path):

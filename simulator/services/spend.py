@@ -139,7 +139,8 @@ def sweep_models(store: Store, sweep_id: str) -> list[LLMChoice]:
     """The LLM entries a sweep may call: the experiment's, and any model its file names that
     the experiment does not list."""
     sweep = store.sweeps.get(sweep_id)
-    listed = [LLMChoice.model_validate(c) for c in (sweep.get("experiment") or {}).get("llms", [])]
+    stored = (sweep.get("experiment") or {}).get("llms", [])
+    listed = [LLMChoice.model_validate(c, context={"stored": True}) for c in stored]
     known = {c.key for c in listed} | {c.model for c in listed}
     named = (sweep.get("spec") or {}).get("llms") or []
     extra = [LLMChoice(model=m) for m in named if isinstance(m, str) and m not in known]

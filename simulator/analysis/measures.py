@@ -24,6 +24,7 @@ from simulator.analysis.similarity import (  # noqa: F401 (re-exported: measures
     near_duplicate_clean,
     normalise,
 )
+from simulator.analysis.spend import SPEND_MEASURES, calls_measures
 from simulator.analysis.tables import to_number
 from simulator.domain.fork import EDIT_PURPOSE, ForkPoint
 
@@ -56,6 +57,7 @@ MEASURES: dict[str, str] = {
     "tokens_in": "prompt tokens over all calls",
     "tokens_out": "completion tokens over all calls",
     "tokens_out_per_message": "mean completion tokens per message",
+    **SPEND_MEASURES,
     "score_<scorer>_<field>": "a scorer's value (yes/no, true/false as 1/0); message-level "
     "scores averaged over the conversation's messages; with several users' scores, their mean",
     "score_<scorer>_<field>_by_<user>": "the same, one user's scores only; present when more "
@@ -169,6 +171,7 @@ TAIL = (
     "tokens_in",
     "tokens_out",
     "tokens_out_per_message",
+    *SPEND_MEASURES,
 )
 
 
@@ -185,6 +188,7 @@ def conversation_record(conv: dict, messages: list[dict], calls: list[dict], sco
         sum(c.get("tokens_in") or 0 for c in calls),
         sum(c.get("tokens_out") or 0 for c in calls),
         _mean([m.get("tokens_out") for m in messages]) if messages else None,
+        *calls_measures(calls),
     )
     ids = tuple(conv.get(k) for k in ID_COLUMNS)
     return ids, head + tail, roles, _score_part(scores)

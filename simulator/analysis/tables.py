@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from simulator.analysis.scope import Scope
+from simulator.analysis.spend import spend_columns
 from simulator.domain.clock import as_datetime
 from simulator.domain.fork import point_text
 from simulator.domain.ids import content_hash
@@ -57,6 +58,7 @@ CALL_FIELDS = (
     "tokens_out",
     "latency_s",
     "waited_s",
+    "cost",  # US dollars; empty when the model's price is unknown (never 0)
     "error",
     "error_kind",
 )
@@ -200,6 +202,7 @@ def conversation_row(doc: dict, roles: list[str]) -> dict:
         row[f"variant_{slot}"] = name
     for name in COUNTERS:
         row[f"n_{name}"] = counters.get(name, 0)
+    row.update(spend_columns(doc))  # dollars (or unknown), calls of unknown price, seconds
     row["created_at"] = iso(doc.get("created_at"))
     row["started_at"] = iso(started)
     row["finished_at"] = iso(finished)

@@ -22,11 +22,13 @@ from simulator.cli.estimate_display import print_estimate
 from simulator.cli.interrupts import StoppedRuns, run_until_stopped
 from simulator.cli.live import run_access
 from simulator.cli.run_result import print_run_json
+from simulator.engine import budget
 from simulator.engine import events as ev
 from simulator.errors import UserError
 from simulator.services import estimates, runs
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
+from simulator.services.spend import require_prices
 from simulator.worlds import has_part, names, part
 
 
@@ -96,6 +98,8 @@ def execute(
     cli = run_cli_part(view.kind)
     if dry_run:
         return dry_run_estimate(app, view, spec, as_json)
+    cap = budget.current()  # `run --max-cost`: every model's price known before anything runs
+    require_prices(runs.models(view.kind, spec), cap.caps if cap else None)
     live = cli.live_view(app, as_json)
     llms = run_access(app.err, as_json, pools)
     stopped = StoppedRuns(live)

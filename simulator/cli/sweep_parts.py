@@ -21,9 +21,11 @@ from typing import Any, Protocol
 import click
 from pydantic import BaseModel
 
-from simulator.domain.yaml_io import load_model
+from simulator.domain.yaml_io import load_model, validate_model
+from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
+from simulator.services.spend import file_caps
 from simulator.services.sweep_parts import sweep_part
 from simulator.services.sweeps import Plan, validate_sweep
 from simulator.worlds import has_part, names, part, row
@@ -258,7 +260,7 @@ def sweep_spec(
     spec_model = sweep_part(kind).Spec
     data: dict = {}
     if file is not None:
-        data = load_model(file, spec_model, "sweep").model_dump(mode="json", exclude_unset=True)
+        data = _spec_of_file(file, spec_model).model_dump(mode="json", exclude_unset=True)
     common = {
         "name": flags.get("name"),
         "repetitions": flags.get("repetitions"),
@@ -270,3 +272,12 @@ def sweep_spec(
     if "kind" in spec_model.model_fields:
         data["kind"] = kind
     return validate_sweep(spec_model, data, source=str(file) if file else None)
+
+
+def _spec_of_file(file: str, spec_model: type[BaseModel]) -> BaseModel:
+    """The sweep file as the world's sweep model; its `caps:` are the runners' (read apart)."""
+    raw, marks = read_yaml_file(file)
+    if not isinstance(raw, dict) or "caps" not in raw:
+        return load_model(file, spec_model, "sweep")
+    rest, _ = file_caps(raw)
+    return validate_model(rest, spec_model, "sweep", source=str(file), marks=marks)

@@ -7,15 +7,25 @@ from __future__ import annotations
 import asyncio
 import os
 
+from simulator.cli.caps import exit_if_capped
 from simulator.cli.commands.sweep_options import pools_header
 from simulator.cli.context import AppContext
 from simulator.cli.interrupts import run_until_stopped
 from simulator.cli.params import heartbeat_for, pool_sizes
 from simulator.cli.sweep_progress import SweepDisplay, describe
+from simulator.domain.budget import Caps
 from simulator.domain.plural import count
+from simulator.engine.budget import using
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import PoolRegistry
 from simulator.services import sweeps as service
+from simulator.services.spend import (
+    SweepMeter,
+    require_prices,
+    sweep_budget,
+    sweep_caps,
+    sweep_models,
+)
 from simulator.services.sweep_runs import SweepRunner
 
 
@@ -27,12 +37,18 @@ def run_sweep(
     lease_ttl: float,
     as_json: bool,
     verb: str,
+    caps: Caps | None = None,
 ) -> None:
     """Run SWEEP_ID until every conversation is done or failed (or Ctrl-C), then print its
     status. `verb` ("Running", "Resuming", "Working on", "Retrying") opens the header line."""
     action = {"Resuming": "resume", "Working on": "work on", "Retrying": "retry"}.get(verb, "run")
     service.require_owner(app.store, sweep_id, app.user, action)
     sizes = pool_sizes(pools)
+    caps = sweep_caps(app.store, sweep_id, caps)  # the command's over the sweep file's
+    if caps.any():
+        require_prices(sweep_models(app.store, sweep_id), caps)
+    meter = SweepMeter(app.store, sweep_id)
+    budget = sweep_budget(meter, caps)
     if not as_json:
         app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
 
@@ -42,6 +58,8 @@ def run_sweep(
         ) as display:
             pools = PoolRegistry(sizes=sizes, concurrency=concurrency, on_open=display.pool_opened)
             llms = LLMAccess(pools=pools)
+            if budget is not None:
+                budget.stop = stop  # a cap reached: this worker claims no more
             runner = SweepRunner(
                 app.store,
                 sweep_id,
@@ -51,9 +69,12 @@ def run_sweep(
                 heartbeat_s=heartbeat_for(lease_ttl),
                 on_progress=display,
                 stop=stop,
+                budget=budget,
+                meter=meter,
             )
             try:
-                return await runner.run()
+                with using(budget):  # every call checks the sweep's spend before it leaves
+                    return await runner.run()
             finally:
                 await llms.aclose()
 
@@ -63,6 +84,13 @@ def run_sweep(
         app.print_json(status)
     else:
         app.console.print(describe(progress))
+    exit_if_capped(
+        app,
+        budget,
+        status["spend"],
+        f"give a higher cap to finish it: llm-sim sweep resume {sweep_id} --max-cost N "
+        "(or --max-tokens, --max-calls: the one reached)",
+    )
     if status["counts"]["failed"]:
         app.err.print(
             f"{count(status['counts']['failed'], 'conversation')} failed; retry them with "

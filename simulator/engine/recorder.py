@@ -10,11 +10,14 @@ from datetime import datetime
 
 import numpy as np
 
+from simulator.domain.budget import add_spend, call_cost, call_spend, empty_spend, price_of
 from simulator.domain.clock import now
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
+from simulator.domain.pricing import Price
 from simulator.domain.vocabulary import COUNTER_NAMES
+from simulator.engine import budget
 from simulator.engine.ports import Progress, TranscriptTaken
 from simulator.errors import StoreUnavailable
 from simulator.llm.retry import Attempt
@@ -37,13 +40,23 @@ class CallLedger:
     Writes go through the store's group commit (store/group_commit.py) and are awaited: the
     request leaves only once its row is stored, the message only once the row is complete."""
 
-    def __init__(self, recorder: StoreRecorder, fixed: dict, messages: list[dict]):
+    def __init__(
+        self,
+        recorder: StoreRecorder,
+        fixed: dict,
+        messages: list[dict],
+        price: Price | None = None,
+    ):
         self._recorder = recorder
+        self._price = price  # None: unknown, so each attempt's money is unknown
         self._fixed = fixed
         self._messages: list[dict] | None = messages  # the prompt, stored with the first row
         self._rows: dict[int, str] = {}  # attempt number -> ledger row id
 
     async def begin(self, number: int, started_at: datetime) -> None:
+        cap = budget.current()
+        if cap is not None:  # a cap reached stops the run here, before anything is sent
+            cap.check(self._recorder.spend)
         row = {
             **self._fixed,
             "attempt": number,
@@ -78,6 +91,12 @@ class CallLedger:
             "tokens_in": completion.tokens_in if completion else None,
             "tokens_out": completion.tokens_out if completion else None,
             "latency_s": round(attempt.latency_s, 4),
+            "cost": call_cost(
+                self._price,
+                completion is not None,
+                completion.tokens_in if completion else None,
+                completion.tokens_out if completion else None,
+            ),
             "waited_s": round(attempt.waited_s, 4),
             "model_identity": _redacted(completion.model_identity) if completion else None,
             "ignored_params": completion.ignored_params if completion else [],
@@ -154,6 +173,7 @@ class StoreRecorder:
         self._owner = lease_owner  # sweeps: status writes only while this worker holds the lease
         self._counters_written = 0.0
         self.counters = dict.fromkeys(COUNTER_NAMES, 0)
+        self.spend = empty_spend()  # calls, tokens, dollars, seconds: the run's `spend` field
         self._call_seq = 0
         # no run ever marked it running, so it holds no message, call or summary: nothing to
         # read back (a run that starts meanwhile elsewhere is caught by the unique ids)
@@ -213,7 +233,7 @@ class StoreRecorder:
         """Status, counters and (at the end) the world's closing fields, e.g. a chat's summary
         list after a resume, a probe's interviews: one write."""
         self._flush_queued()
-        also: dict = {"counters": dict(self.counters), **fields}
+        also: dict = {"counters": dict(self.counters), "spend": dict(self.spend), **fields}
         if summaries is not None:
             also["summaries"] = _listed(summaries)
         self.store.conversations.set_status(self.conversation_id, status, error, self._owner, also)
@@ -255,7 +275,7 @@ class StoreRecorder:
             "params": params.as_dict(),
             "prompt_hash": digest,
         }
-        return CallLedger(self, fixed, messages)
+        return CallLedger(self, fixed, messages, price_of(choice))
 
     def next_call_seq(self) -> int:
         self._call_seq += 1
@@ -332,7 +352,11 @@ class StoreRecorder:
         writes = self.writes()
         await writes.insert("summaries", summary)
         guard = self.store.conversations.guard(self.conversation_id, self._owner)
-        fields = {"summaries": _listed(all_texts), "counters": dict(self.counters)}
+        fields = {
+            "summaries": _listed(all_texts),
+            "counters": dict(self.counters),
+            "spend": dict(self.spend),
+        }
         await writes.update("conversations", guard, fields)
 
     def load_memories(self, agent_index: int) -> StoredStream:
@@ -363,7 +387,8 @@ class StoreRecorder:
         if moment - self._counters_written >= every_s:
             self._counters_written = moment
             guard = self.store.conversations.guard(self.conversation_id, self._owner)
-            await self.writes().update("conversations", guard, {"counters": dict(self.counters)})
+            fields = {"counters": dict(self.counters), "spend": dict(self.spend)}
+            await self.writes().update("conversations", guard, fields)
 
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1
@@ -378,6 +403,9 @@ class StoreRecorder:
         self.counters["failed_calls"] += int(doc.get("error") is not None)
         self.counters["tokens_in"] += doc.get("tokens_in") or 0
         self.counters["tokens_out"] += doc.get("tokens_out") or 0
+        spent = call_spend(doc)
+        if spent is not None:
+            add_spend(self.spend, spent)
 
 
 def _listed(summaries: list[str]) -> list[dict]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from simulator.engine import events as ev
+from simulator.engine.budget import CapReached, stop_reason
 from simulator.engine.ports import Recorder, TranscriptTaken
 from simulator.llm.access import LLMAccess
 from simulator.llm.embeddings import Embedder
@@ -73,13 +74,15 @@ async def run_world(run: StepRun, world: World) -> str:
         recorder.mark("running")
         while await world.advance():
             if run.stop.is_set():
-                return _finished(run, "interrupted", "stopped by the user")
+                return _finished(run, "interrupted", stop_reason("stopped by the user"))
             await world.step()
         recorder.mark("done", **world.done_fields())
         run.on_event(ev.ConversationFinished(run.run_id, "done", None, recorder.counters))
         return "done"
     except StepFailed as exc:
         return _finished(run, "failed", str(exc))
+    except CapReached as exc:  # before a call left: what was in flight finished, resumable
+        return _finished(run, "interrupted", str(exc))
     except (asyncio.CancelledError, KeyboardInterrupt) as exc:
         _interrupted(run, _why_cancelled(exc))
         raise

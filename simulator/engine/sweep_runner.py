@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from simulator.engine.budget import Budget
 from simulator.engine.ports import Leases, TranscriptTaken
 from simulator.errors import StoreUnavailable
 from simulator.llm.access import LLMAccess
@@ -87,6 +88,7 @@ class SweepRunner:
     recount_every_s: float = 30.0
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     worker: str = ""  # this worker's name on its leases; a new one when not given
+    budget: Budget | None = None  # caps on the sweep's spend, checked before each claim
 
     def __post_init__(self) -> None:
         if self.run_one is None:
@@ -157,6 +159,9 @@ class SweepRunner:
         """Claim until `concurrency` conversations run here, from a batch of candidates."""
         ttl_ms = int(self.lease_ttl_s * 1000)
         while len(self._active) < self.concurrency:
+            if self.budget is not None and self.budget.exhausted():
+                self.stop.set()  # a cap reached: no new run; those running stop resumable
+                return
             if not self._candidates:
                 self._candidates = self.leases.claimable(self.sweep_id)
                 if not self._candidates:

@@ -122,6 +122,10 @@ def old_conversation_measures(tables):
         row["tokens_out_per_message"] = (
             _mean([m.get("tokens_out") for m in messages.get(cid, [])]) if n else None
         )
+        # spend: dollars (None when a finished call's price is unknown), seconds of calls
+        priced = all(c.get("cost") is not None or c.get("state") == "in_flight" for c in conv_calls)
+        row["cost"] = round(sum(c.get("cost") or 0 for c in conv_calls), 10) if priced else None
+        row["call_seconds"] = round(float(sum(c.get("latency_s") or 0 for c in conv_calls)), 3)
         row.update(old_score_part(scores.get(cid, []), shared))
         rows.append(row)
     return rows

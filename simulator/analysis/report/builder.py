@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simulator.analysis.report import plots as plots_mod
+from simulator.analysis.spend import runs_spend_report, sweep_spend_report
 from simulator.domain.plural import nouns
 from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.store.store import Store
@@ -145,12 +146,15 @@ def variant_label(row: dict) -> str:
 def sweep_status(store: Store, scope: Any, conversations: list[dict]) -> dict:
     """The sweep's own status when there is a sweep; otherwise counted from the rows."""
     if scope.kind == "sweep":
-        return store.sweeps.status_summary(scope.id)
+        summary = store.sweeps.status_summary(scope.id)
+        summary["spend"] = sweep_spend_report(store, scope.sweep)  # beside its estimate
+        return summary
     counts = Counter(str(c.get("status")) for c in conversations)
     return {
         "total": len(conversations),
         "counts": {s: counts.get(s, 0) for s in CONVERSATION_STATUSES},
         "complete": counts.get("done", 0) == len(conversations),
+        "spend": runs_spend_report(conversations),
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from simulator.analysis.report.assets import CSS, script
 from simulator.analysis.report.builder import ReportContext
+from simulator.analysis.report.spend_html import spend_html
 from simulator.domain.invisible_chars import visible
 
 
@@ -236,6 +237,7 @@ def sweep_section(ctx: ReportContext) -> str:
         if key in status:
             parts.append(f"<span class=muted>{e(key)}: {e(status[key])}</span> ")
     parts.append("</div></div>")
+    parts.append(spend_html(status.get("spend")))
     if ctx.sweep:
         parts.append(
             "<details><summary><strong>Sweep specification</strong></summary>"

@@ -11,10 +11,12 @@ import click
 
 from simulator.analysis.exports import FORMATS, check_output_dir
 from simulator.analysis.scope import resolve_scope
+from simulator.analysis.spend import scope_spend
 from simulator.analysis.world_parts import analysis_of
 from simulator.cli.analysis_parts import MeasuresRequest, commands_of, print_files
 from simulator.cli.context import AppContext
 from simulator.cli.paper_tables import labels_option
+from simulator.domain.budget import describe_spend
 from simulator.worlds import kind_of
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
@@ -99,3 +101,6 @@ def measures_cmd(
     scope = resolve_scope(app.store, target_id)
     request = MeasuresRequest(chosen, labels, paper_only, table_keys, as_json)
     commands_of(kind_of(scope.experiment)).print_measures(app, scope, request)
+    if not as_json:  # what the scope's runs spent (--json: `cost` per run and cell)
+        spent = describe_spend(scope_spend(app.store, scope))
+        app.console.print(f"Spend: {spent}", markup=False, highlight=False)

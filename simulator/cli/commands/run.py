@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from simulator.cli.caps import cap_options, caps_from, exit_if_capped
 from simulator.cli.context import AppContext
 from simulator.cli.params import SEED, pool_sizes
 from simulator.cli.run_parts import (
@@ -18,7 +19,9 @@ from simulator.cli.run_parts import (
     world_command,
     world_settings,
 )
+from simulator.engine.budget import using
 from simulator.services import experiments as exp_service
+from simulator.services.spend import run_budget
 
 __all__ = ["execute", "run_cmd"]  # `demo` and the menus run a planned spec with `execute`
 
@@ -55,6 +58,7 @@ __all__ = ["execute", "run_cmd"]  # `demo` and the menus run a planned spec with
     is_flag=True,
     help="Print the run's header and its estimate (calls, tokens, money, time); run nothing.",
 )
+@cap_options
 @click.option("--json", "as_json", is_flag=True, help="Print only the result, as JSON.")
 @click.pass_context
 def run_cmd(
@@ -66,6 +70,9 @@ def run_cmd(
     pools: tuple[str, ...],
     dry_run: bool,
     as_json: bool,
+    max_cost: float | None,
+    max_tokens: int | None,
+    max_calls: int | None,
     **flags: object,
 ) -> None:
     """Run EXPERIMENT_ID once, shown live and stored as it happens (the options under the
@@ -77,6 +84,13 @@ def run_cmd(
     cli = run_cli_part(view.kind)
     options = {o.name: flags.get(o.name) for o in cli.OPTIONS if o.name is not None}
     options.update(world_settings(ctx, view.kind, world_pairs, flags))
-    outcome = cli.run(app, view, options, RunChoices(llm, seed, as_json, sizes, dry_run))
-    if outcome is not None and outcome.status == "failed":
+    budget = run_budget(caps_from(max_cost, max_tokens, max_calls))
+    with using(budget):  # every call of the run checks it before it leaves
+        outcome = cli.run(app, view, options, RunChoices(llm, seed, as_json, sizes, dry_run))
+    if outcome is None:  # a dry run: nothing ran
+        return
+    run_id = outcome.conversation_id
+    spent = (app.store.conversations.get(run_id).get("spend") or {}) if budget else {}
+    exit_if_capped(app, budget, spent, f"continue it with llm-sim conversation resume {run_id}")
+    if outcome.status == "failed":
         raise SystemExit(1)

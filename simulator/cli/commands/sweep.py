@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from simulator.cli.caps import caps_from
 from simulator.cli.commands.sweep_options import fork_header, json_option, run_options
 from simulator.cli.context import AppContext
 from simulator.cli.estimate_display import print_estimate, print_stored_estimate, sweep_estimate
@@ -20,10 +21,12 @@ from simulator.cli.sweep_parts import (
     takes,
 )
 from simulator.cli.sweep_running import run_sweep
+from simulator.domain.budget import describe_spend
 from simulator.domain.plural import count
 from simulator.errors import UserError
 from simulator.services import estimates
 from simulator.services import experiments as exp_service
+from simulator.services import spend as spend_service
 from simulator.services import sweeps as service
 from simulator.services.sweep_parts import sweep_part
 
@@ -74,6 +77,7 @@ def create_cmd(
             fix="give the chat experiment of the conversation to fork",
         )
     spec = sweep_spec(view.kind, file, flags, view)
+    caps = spend_service.caps_in_file(file)  # kept on the sweep for its runners
     part = sweep_part(view.kind)
     plan = part.plan(app.store, view, spec, app.user)
     estimate = sweep_estimate(app, view, spec, plan)
@@ -99,6 +103,7 @@ def create_cmd(
         return
     doc, added = part.create(app.store, view, spec, app.user, plan)
     estimates.keep_with_sweep(app.store, doc["_id"], estimate)
+    spend_service.keep_file_caps(app.store, doc["_id"], caps)
     if as_json:
         app.print_json(
             {"sweep_id": doc["_id"], "added": added, **plan.as_dict(), "estimate": estimate}
@@ -121,10 +126,19 @@ def _runner_command(name: str, verb: str, doc: str) -> None:
     @run_options
     @click.pass_obj
     def command(
-        app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+        app: AppContext,
+        sweep_id: str,
+        concurrency: int,
+        pools,
+        lease_ttl: float,
+        as_json: bool,
+        max_cost: float | None,
+        max_tokens: int | None,
+        max_calls: int | None,
     ) -> None:
         _fork_header(app, sweep_id, as_json, concurrency)
-        run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb)
+        caps = caps_from(max_cost, max_tokens, max_calls)
+        run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb, caps)
 
 
 _runner_command("run", "Running", "Run a sweep until every conversation is done or failed.")
@@ -153,7 +167,15 @@ def _fork_header(app: AppContext, sweep_id: str, as_json: bool, concurrency: int
 @run_options
 @click.pass_obj
 def retry_cmd(
-    app: AppContext, sweep_id: str, concurrency: int, pools, lease_ttl: float, as_json: bool
+    app: AppContext,
+    sweep_id: str,
+    concurrency: int,
+    pools,
+    lease_ttl: float,
+    as_json: bool,
+    max_cost: float | None,
+    max_tokens: int | None,
+    max_calls: int | None,
 ) -> None:
     """Queue failed conversations again (they continue from their last message) and run."""
     service.require_owner(app.store, sweep_id, app.user, "retry")
@@ -161,7 +183,8 @@ def retry_cmd(
     if not as_json:
         app.err.print(f"{count(reset, 'failed conversation')} queued again.")
     _fork_header(app, sweep_id, as_json, concurrency)
-    run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying")
+    caps = caps_from(max_cost, max_tokens, max_calls)
+    run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying", caps)
 
 
 @sweep.command("status")
@@ -182,6 +205,7 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
         f"{count(status['calls'], 'call', thousands=True)}, "
         f"{count(status['tokens_out'], 'token', thousands=True)} out"
     )
+    app.console.print(f"spent so far: {describe_spend(status['spend'])}", markup=False)
     for worker in status["workers"]:
         app.console.print(f"worker: {worker}")
     for failed in status["failed"][:10]:

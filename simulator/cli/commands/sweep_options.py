@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from simulator.cli.caps import cap_options
 from simulator.cli.params import (
     LEASE_TTL,
     MAX_CONCURRENCY,
@@ -77,4 +78,5 @@ def run_options(f):
         help="Seconds before another worker may take over a silent worker's conversation "
         f"({MIN_LEASE_TTL_S:g} to {MAX_LEASE_TTL_S:g}; the heartbeat renews it every quarter).",
     )(f)
+    f = cap_options(f)
     return json_option(f)

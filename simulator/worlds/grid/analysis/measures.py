@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.analysis.spend import SPEND_MEASURES, spend_measures
 from simulator.analysis.world_cells import mean_series, summarise_cells
 from simulator.errors import UserError
 from simulator.worlds.grid.analysis.clusters import cluster_measures
@@ -61,6 +62,7 @@ SUMMARY: dict[str, str] = {
     "hallucination_words_found": "distinct listed words the messages named",
     "hallucinations_shared_in_clusters": "words two agents of one cluster named in one step",
     "steps_stored": "steps with stored rows",
+    **SPEND_MEASURES,
     # a run with a `probe` (the party): interviews checked against memory
     "news_known_share": "share of agents who said they knew the news and whose memory names it",
     "news_said_yes": "agents who said yes to the news question",
@@ -168,6 +170,7 @@ def summary_of(analysis: dict) -> dict:
         "hallucination_words_found": seen["words_found"],
         "hallucinations_shared_in_clusters": seen["shared_in_clusters"],
         "steps_stored": run.last_step,
+        **spend_measures(run.doc),
         **party_summary(analysis.get("party")),
         **emotion_summary(analysis.get("emotions")),
         **personality_summary(analysis.get("personality")),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.analysis.exports import write_listed
+from simulator.analysis.spend import spend_columns
 from simulator.analysis.tables import iso
 from simulator.errors import UserError
 from simulator.worlds.grid.analysis.clusters import cluster_measures
@@ -89,6 +90,7 @@ def run_row(run: GridRun, party: dict | None = None) -> dict:
         "radius": run.radius,
         "calls": counters.get("calls"),
         "tokens_out": counters.get("tokens_out"),
+        **spend_columns(run.doc),  # dollars (or unknown), calls of unknown price, seconds
         "created_at": iso(run.doc.get("created_at")),
         "started_at": iso(run.doc.get("started_at")),
         "finished_at": iso(run.doc.get("finished_at")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from simulator.analysis.spend import SPEND_MEASURES, spend_measures
 from simulator.analysis.world_cells import mean_series, summarise_cells
 from simulator.worlds.network.analysis.measures import (
     ROUND_MEASURES,
@@ -38,6 +39,7 @@ SUMMARY: dict[str, str] = {
     **{name: f"{text}, at the last complete round" for name, text in ROUND_MEASURES.items()},
     "answer_fallbacks": "answers kept from the round before because no reply parsed",
     "rounds_stored": "complete rounds after round 0",
+    **SPEND_MEASURES,
     **{f"twin_{name}": f"theory twin: {text}" for name, text in DISTANCE_FIELDS.items()},
 }
 SERIES = ("mean_opinion", "share_yes")
@@ -67,6 +69,7 @@ def analyse_run(run: OpinionRun, twin: Twin | None, twin_run: OpinionRun | None)
         **{name: final.get(name) for name in ROUND_MEASURES},
         "answer_fallbacks": int(run.counters.get("answer_fallbacks") or 0),
         "rounds_stored": max(run.last_round, 0),
+        **spend_measures(run.doc),
         **{f"twin_{k}": (distance or {}).get(k) for k in DISTANCE_FIELDS},
     }
     row["twin"] = None if run.is_theory else (twin._asdict() if twin else None)

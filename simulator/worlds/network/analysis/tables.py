@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.analysis.exports import write_listed
+from simulator.analysis.spend import spend_columns
 from simulator.analysis.tables import as_json_text, iso
 from simulator.worlds.network.analysis.measures import ROUND_MEASURES
 from simulator.worlds.network.analysis.runs import OpinionRun, TwinBook
@@ -62,6 +63,7 @@ def run_row(run: OpinionRun, analysis: dict) -> dict:
         "empty_chat_messages": counters.get("empty_chat_messages"),
         "calls": counters.get("calls"),
         "tokens_out": counters.get("tokens_out"),
+        **spend_columns(run.doc),  # dollars (or unknown), calls of unknown price, seconds
         "twin_id": twin.get("id"),
         "twin_match": twin.get("match"),
         **{f"twin_{k}": analysis.get(f"twin_{k}") for k in DISTANCE_FIELDS},

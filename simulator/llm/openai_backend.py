@@ -27,8 +27,9 @@ from simulator.llm.base import (
     TransientBackendError,
 )
 from simulator.llm.endpoint_url import Endpoint, endpoint
+from simulator.llm.lean_http import HttpReply, LeanPoster, LeanTransportError, lean_target
 from simulator.llm.retry import parse_retry_after
-from simulator.llm.transport import classify, describe, preflight_timeout_s
+from simulator.llm.transport import TransportKind, classify, describe, preflight_timeout_s
 from simulator.settings import openai_base_url
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
@@ -87,6 +88,7 @@ class OpenAIBackend:
         self._max_connections: int | None = None  # None: the client library's own limits
         self._http: openai.AsyncOpenAI | None = None
         self._retired: list[openai.AsyncOpenAI] = []  # replaced clients, closed by aclose()
+        self._lean: LeanPoster | bool | None = False  # False: not decided yet; None: not lean
 
     @property
     def _client(self) -> openai.AsyncOpenAI:
@@ -112,6 +114,8 @@ class OpenAIBackend:
         pool nor a reconnect per call once more than the library's keep-alive limit run."""
         if n != self._max_connections:
             self._max_connections = n
+            if isinstance(self._lean, LeanPoster):
+                self._lean.max_idle = n
             if self._http is not None:  # not yet used in practice: the registry sizes it first
                 old, self._http = self._http, None
                 self._retired.append(old)
@@ -150,17 +154,54 @@ class OpenAIBackend:
         extra = kw.pop("extra_body", None) or {}
         return {"model": self.model, "messages": [dict(m) for m in messages], **kw, **extra}
 
+    def _poster(self) -> LeanPoster | None:
+        """The lean client for a plain-HTTP endpoint (llm/lean_http.py), built once with the
+        headers the openai client sends; None where the openai client's own HTTP serves."""
+        if self._lean is False:
+            target = lean_target(self._endpoint.url + "/chat/completions", self._endpoint.query)
+            if target is None:
+                self._lean = None
+            else:
+                headers = {
+                    name: value
+                    for name, value in self._client.default_headers.items()
+                    if isinstance(value, str)
+                }
+                headers["Authorization"] = f"Bearer {self._key}"
+                self._lean = LeanPoster(*target, headers=headers, timeout=self.timeout)
+                if self._max_connections is not None:
+                    self._lean.max_idle = self._max_connections
+        return self._lean or None
+
+    async def _post_chat(self, body: dict) -> bytes:
+        """The reply body of one chat completion; openai's errors as its own client raises."""
+        poster = self._poster()
+        if poster is None:
+            return await self._client.post("/chat/completions", cast_to=bytes, body=body)
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
+            reply = await poster.post(data.encode())
+        except LeanTransportError as exc:
+            raise _LeanConnectionError(exc.kind) from None
+        if not 200 <= reply.status < 300:
+            raise self._client._make_status_error_from_response(_as_httpx(reply, poster))
+        return reply.body
+
     async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
-        """One call through the openai client's own HTTP, status and error handling, posting the
-        body as-is and reading the reply as JSON: the client's request transform and response
-        models cost more CPU than the rest of a sweep's turn (see bench/sweep_cli.py)."""
+        """One call posting the body as-is and reading the reply as JSON: the openai client's
+        request transform and response models cost more CPU than the rest of a sweep's turn
+        (see bench/sweep_cli.py); on plain HTTP, the lean client of llm/lean_http.py."""
         _, ignored = self.request_kwargs(params)
         body = self.request_body(messages, params)
         started = time.perf_counter()
         error: Exception | None = None
         try:
-            raw = await self._client.post("/chat/completions", cast_to=bytes, body=body)
+            raw = await self._post_chat(body)
             reply = parse_chat_completion(raw)
+        except _LeanConnectionError as exc:
+            error = TransientBackendError(
+                describe(exc.kind, self.base_url, "OPENAI_BASE_URL", self.timeout)
+            )
         except openai.OpenAIError as exc:
             error = self._map_error(exc)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -224,6 +265,9 @@ class OpenAIBackend:
             )
 
     async def aclose(self) -> None:
+        if isinstance(self._lean, LeanPoster):
+            await self._lean.aclose()
+        self._lean = False
         clients, self._retired = [*self._retired, self._http], []
         self._http = None
         for client in clients:
@@ -281,6 +325,22 @@ class OpenAIBackend:
         if self._key and self._key != PLACEHOLDER_KEY:
             text = text.replace(self._key, "***")
         return text[:300]
+
+
+class _LeanConnectionError(Exception):
+    """The lean client's transport failure, by kind (llm/transport.py)."""
+
+    def __init__(self, kind: TransportKind) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def _as_httpx(reply: HttpReply, poster: LeanPoster) -> Any:
+    """An error reply as the httpx response the openai client makes its status errors from."""
+    import httpx2
+
+    request = httpx2.Request("POST", f"http://{poster.host}:{poster.port}/chat/completions")
+    return httpx2.Response(reply.status, headers=reply.headers, content=reply.body, request=request)
 
 
 @dataclass(frozen=True)

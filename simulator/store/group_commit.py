@@ -124,6 +124,10 @@ class GroupCommit:
         future = self.loop.create_future()
         return self._queue(_Op(collection, "update", fields, future, query))
 
+    def is_queued(self, future: asyncio.Future) -> bool:
+        """Whether `future`'s write waits in the queue (not yet taken into a batch)."""
+        return any(op.future is future for op in self._pending)
+
     def flush_now(self) -> None:
         """Write everything queued, now, on this thread (before a synchronous write that must
         come after): waits for a batch the writer thread is writing, then writes the rest."""

@@ -1,5 +1,5 @@
-"""A lean HTTP/1.1 POST for plain-HTTP model servers: one prebuilt request head per endpoint,
-kept-alive connections, one write per request.
+"""A lean HTTP/1.1 client for plain-HTTP model servers: request heads built once per endpoint
+and path, kept-alive connections, one write per request.
 
 Why: on a sweep against a local server (vLLM, llama.cpp, a stub) the client library's per-call
 work cost more CPU than the rest of a conversation's turn: the openai client builds and
@@ -7,7 +7,8 @@ deep-copies its request options for every call, httpx parses the URL and headers
 httpcore polls every idle socket of its pool on each request and each reply (34 polls per call
 at 32 connections) and writes the head and the body as two packets. Here the request head is
 built once (headers, path, query), a connection knows it was closed because the event loop says
-so (no polling), and a request is one write. Measured with bench/sweep_cli.py.
+so (no polling), and a request is one write. Nor does a sweep import the openai package
+(0.6 s of CPU per process). Measured with bench/sweep_cli.py.
 
 Only for `http://` endpoints without credentials in the URL and without a proxy for the host:
 HTTPS, proxies and URL credentials stay with the openai client (its TLS, proxy and auth
@@ -45,9 +46,9 @@ class HttpReply:
     body: bytes
 
 
-def lean_target(url: str, query: dict[str, str]) -> tuple[str, int, str] | None:
-    """(host, port, path with query) of `url` when the lean client may serve it, else None:
-    not plain http, credentials in the URL, or a proxy configured for its host."""
+def lean_target(url: str) -> tuple[str, int, str] | None:
+    """(host, port, path) of `url` when the lean client may serve it, else None: not plain
+    http, credentials in the URL, or a proxy configured for its host."""
     try:
         parts = urlsplit(url)
         port = parts.port or 80
@@ -58,10 +59,7 @@ def lean_target(url: str, query: dict[str, str]) -> tuple[str, int, str] | None:
     proxies = urllib.request.getproxies()
     if ("http" in proxies or "all" in proxies) and not urllib.request.proxy_bypass(parts.netloc):
         return None
-    path = parts.path or "/"
-    if query:
-        path += "?" + urlencode(query)
-    return parts.hostname, port, path
+    return parts.hostname, port, parts.path.rstrip("/")
 
 
 class _Connection(asyncio.Protocol):
@@ -127,37 +125,59 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
-class LeanPoster:
-    """POSTs bodies to one URL over kept-alive connections (at most `max_idle` kept idle)."""
+class LeanClient:
+    """Requests to one server under `base_path` (each with `query`), over kept-alive
+    connections (at most `max_idle` kept idle)."""
 
     def __init__(
-        self, host: str, port: int, path: str, headers: dict[str, str], timeout: float
+        self,
+        host: str,
+        port: int,
+        base_path: str,
+        query: dict[str, str],
+        headers: dict[str, str],
+        timeout: float,
     ) -> None:
         self.host, self.port, self.timeout = host, port, timeout
         self.max_idle = 100
         host_header = host if port == 80 else f"{host}:{port}"
         if ":" in host and not host.startswith("["):  # an IPv6 literal
             host_header = f"[{host}]" if port == 80 else f"[{host}]:{port}"
-        lines = [f"POST {path} HTTP/1.1", f"Host: {host_header}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
+        self._base, self._query = base_path, ("?" + urlencode(query) if query else "")
+        lines = [f"Host: {host_header}", *(f"{name}: {value}" for name, value in headers.items())]
         lines += ["Accept-Encoding: gzip, deflate", "Connection: keep-alive"]
-        self._head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1")
+        self._fields = "\r\n".join(lines) + "\r\n"
+        self._heads: dict[tuple[str, str], bytes] = {}
         self._idle: list[_Connection] = []
 
-    async def post(self, body: bytes) -> HttpReply:
+    def url(self, path: str) -> str:
+        """Where `path` is, for messages (the query left out: it may hold a key)."""
+        return f"http://{self.host}:{self.port}{self._base}{path}"
+
+    async def request(
+        self, method: str, path: str, body: bytes | None = None, timeout: float | None = None
+    ) -> HttpReply:
         """One request and its whole reply; LeanTransportError when the exchange fails."""
-        request = self._head + str(len(body)).encode() + b"\r\n\r\n" + body
+        head = self._heads.get((method, path))
+        if head is None:
+            start = f"{method} {self._base}{path}{self._query} HTTP/1.1\r\n"
+            head = self._heads[method, path] = (start + self._fields).encode("latin-1")
+        if body is None:
+            message = head + b"\r\n"
+        else:
+            message = head + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        wait_s = self.timeout if timeout is None else timeout
         conn = self._reusable()
         if conn is not None:
             seen = conn.received
             try:
-                return await self._exchange(conn, request)
+                return await self._exchange(conn, message, wait_s)
             except LeanTransportError as exc:
                 # the server closed a kept-alive connection without answering (it closes idle
                 # ones): once more, on a fresh connection
                 if exc.kind != "reset" or conn.received != seen:
                     raise
-        return await self._exchange(await self._connect(), request)
+        return await self._exchange(await self._connect(wait_s), message, wait_s)
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
@@ -172,10 +192,10 @@ class LeanPoster:
             conn.close()
         return None
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self, wait_s: float) -> _Connection:
         loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(wait_s):
                 _, conn = await loop.create_connection(
                     lambda: _Connection(loop), self.host, self.port
                 )
@@ -185,10 +205,10 @@ class LeanPoster:
             raise LeanTransportError(classify(exc)) from None
         return conn
 
-    async def _exchange(self, conn: _Connection, request: bytes) -> HttpReply:
+    async def _exchange(self, conn: _Connection, request: bytes, wait_s: float) -> HttpReply:
         kept = False
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(wait_s):
                 assert conn.transport is not None
                 conn.transport.write(request)
                 reply, kept = await _read_reply(conn)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -18,7 +19,7 @@ from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.engine.ports import Progress, TranscriptTaken
 from simulator.errors import StoreUnavailable
 from simulator.llm.retry import Attempt
-from simulator.logs import CALLS_LOGGER, redact
+from simulator.logs import CALLS_LOGGER, SECRET_VARIABLES, redact
 from simulator.memory.domain.records import MemoryRecord
 from simulator.store.group_commit import GroupCommit
 from simulator.store.lineage import Prefix
@@ -432,16 +433,36 @@ def _listed(summaries: list[str]) -> list[dict]:
     return [{"day": i + 1, "text": text} for i, text in enumerate(summaries)]
 
 
-def _redacted(value):
+def _redacted(value, secrets: tuple | None = None):
     """`value` with passwords, keys and tokens taken out of every string in it: an endpoint
     such as http://user:pw@host reaches the ledger as http://user:***@host."""
+    if secrets is None:
+        secrets = tuple(os.environ.get(name) for name in SECRET_VARIABLES)
     if isinstance(value, str):
-        return redact(value)
+        return _redact_short(value, secrets)
     if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
+        return {key: _redacted(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
-        return [_redacted(item) for item in value]
+        return [_redacted(item, secrets) for item in value]
     return value
+
+
+_REDACTED: dict[tuple, str] = {}  # short strings seen per call (URLs, model names), redacted
+
+
+def _redact_short(text: str, secrets: tuple) -> str:
+    """`redact`, remembered for the short strings every call repeats (its endpoint, model and
+    provider): the same text under the same values of the secret variables (`secrets`)
+    redacts the same way."""
+    if len(text) > 512:
+        return redact(text)
+    key = (text, secrets)
+    done = _REDACTED.get(key)
+    if done is None:
+        if len(_REDACTED) >= 4096:
+            _REDACTED.clear()
+        done = _REDACTED[key] = redact(text)
+    return done
 
 
 def _log_failure(future: asyncio.Future) -> None:

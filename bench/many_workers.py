@@ -231,6 +231,7 @@ def measure_side(
         env["OPENAI_BASE_URL"] = servers[i % len(servers)].base_url
         env.pop("SIM_DB", None)
         env.pop("SIM_DB_NAME", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled once, then read back
         envs.append(env)
     for stub in servers:
         stub.counts()  # reset
@@ -278,6 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     if not counts or counts[0] < 1:
         p.error("--workers: give worker counts of 1 or more, e.g. 1,2,4,8")
     _reap_with_rusage()
+    # as installed: the workers read compiled modules rather than compile them from source
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "simulator")], env=env)
     sides: dict[int, list[Side]] = {n: [] for n in counts}
     with (
         tempfile.TemporaryDirectory(prefix="sim-many-workers-") as tmp,

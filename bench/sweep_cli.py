@@ -140,6 +140,9 @@ def measure(args: argparse.Namespace, base_url: str, tmp: Path) -> None:
     env = dict(os.environ, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="sk-bench-dummy")
     env["SIM_USER"] = "bench"
     env.pop("SIM_DB", None)
+    # as installed: modules compiled once (round 0) and read back from __pycache__ afterwards,
+    # not compiled from source in every process (the bare client's openai package is compiled)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     prompts_file = tmp / "prompts.json"
     runs: dict[str, list[Run]] = {"cli": [], "floor": [], "lean": []}
     calls = 0

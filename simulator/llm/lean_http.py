@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import urllib.request
 import zlib
@@ -27,6 +28,9 @@ from urllib.parse import urlencode, urlsplit
 
 from simulator.llm.transport import TransportKind, classify
 
+# one record per exchange, as the HTTP libraries write, only when per-call records are asked
+# for (SIM_LOG_CALLS=1 sets simulator.calls to DEBUG: logs.py); the log filter masks secrets
+http_log = logging.getLogger("simulator.calls.http")
 KEEPALIVE_S = 5.0  # as httpx: an idle connection older than this is closed, not reused
 MAX_HEAD = 64 * 1024
 
@@ -167,17 +171,23 @@ class LeanClient:
         else:
             message = head + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
         wait_s = self.timeout if timeout is None else timeout
+        reply = None
         conn = self._reusable()
         if conn is not None:
             seen = conn.received
             try:
-                return await self._exchange(conn, message, wait_s)
+                reply = await self._exchange(conn, message, wait_s)
             except LeanTransportError as exc:
                 # the server closed a kept-alive connection without answering (it closes idle
                 # ones): once more, on a fresh connection
                 if exc.kind != "reset" or conn.received != seen:
                     raise
-        return await self._exchange(await self._connect(wait_s), message, wait_s)
+        if reply is None:
+            reply = await self._exchange(await self._connect(wait_s), message, wait_s)
+        if http_log.isEnabledFor(logging.DEBUG):
+            where = f"http://{self.host}:{self.port}{self._base}{path}{self._query}"
+            http_log.debug('HTTP Request: %s %s "HTTP/1.1 %d"', method, where, reply.status)
+        return reply
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []

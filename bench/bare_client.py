@@ -18,8 +18,8 @@ import openai
 async def send_all(
     base_url: str, model: str, prompts: list[list[dict]], concurrency: int, lean: bool
 ) -> int:
-    """`lean`: post the body as-is and read the reply as JSON, as the tool's OpenAI backend does,
-    skipping the client's request transform and response models."""
+    """`lean`: post the body as-is and read the reply as JSON (`client.post`), skipping the
+    client's request transform and response models: the cheapest call through the client."""
     client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0, timeout=120.0)
     queue: asyncio.Queue[list[dict]] = asyncio.Queue()
     for prompt in prompts:

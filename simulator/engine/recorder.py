@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -21,7 +22,7 @@ from simulator.engine import budget
 from simulator.engine.ports import Progress, TranscriptTaken
 from simulator.errors import StoreUnavailable
 from simulator.llm.retry import Attempt
-from simulator.logs import CALLS_LOGGER, redact
+from simulator.logs import CALLS_LOGGER, SECRET_VARIABLES, redact
 from simulator.memory.domain.records import MemoryRecord
 from simulator.store.group_commit import GroupCommit
 from simulator.store.lineage import Prefix
@@ -37,8 +38,11 @@ class CallLedger:
     """Ledger rows of one call: `begin` stores the attempt as in flight before the request is
     sent (so a kill -9 leaves it on record with no response); the call fills it in after.
 
-    Writes go through the store's group commit (store/group_commit.py) and are awaited: the
-    request leaves only once its row is stored, the message only once the row is complete."""
+    Writes go through the store's group commit (store/group_commit.py): the request leaves
+    only once its row is stored (awaited). A call's outcome is queued, not awaited: the next
+    write of the run (the message the call produced, the next row) is awaited together with it,
+    in the same batch after it (group_commit.ORDER), so the message is stored only with its row
+    complete, and a turn waits for one flush instead of two."""
 
     def __init__(
         self,
@@ -74,9 +78,10 @@ class CallLedger:
             self._messages = None
         # queued with the row, in the same flush: the prompts group goes out first, and a
         # failure there fails the row too (group_commit.ORDER)
+        earlier = await recorder.unheard_writes()
         stored = recorder.writes().insert("prompts", prompt) if prompt is not None else None
         try:
-            await self._insert(row, number)
+            await self._insert(row, number, earlier)
         finally:
             if stored is not None and stored.done() and not stored.cancelled():
                 stored.exception()  # its outcome is the row's: heard there
@@ -119,8 +124,8 @@ class CallLedger:
             doc = {**self._fixed, "attempt": attempt.number, "created_at": attempt.started_at}
             doc.update(outcome)
             doc["_id"] = await self._insert(doc, attempt.number)
-        else:
-            await self._recorder.writes().update("calls", {"_id": row_id}, outcome)
+        else:  # heard with the run's next write (the class docstring)
+            self._recorder.defer(self._recorder.writes().update("calls", {"_id": row_id}, outcome))
             doc = {**self._fixed, "_id": row_id, "attempt": attempt.number, **outcome}
         self._recorder.count_call(doc)
         if calls_log.isEnabledFor(logging.DEBUG):  # off unless SIM_LOG_CALLS=1: see logs.py
@@ -137,7 +142,7 @@ class CallLedger:
                 f": {attempt.error}" if attempt.error else "",
             )
 
-    async def _insert(self, row: dict, number: int) -> str:
+    async def _insert(self, row: dict, number: int, earlier: list | None = None) -> str:
         """Insert with the next `seq`; a clash means another run of this conversation wrote
         calls meanwhile (lease takeover), so continue after the highest stored `seq`. The row
         id is known before the write, so a cancellation while it is queued still completes it."""
@@ -147,7 +152,11 @@ class CallLedger:
                 recorder.conversation_id, recorder.next_call_seq(), row
             )
             self._rows[number] = document["_id"]
-            if await recorder.writes().insert("calls", document):
+            stored = recorder.writes().insert("calls", document)
+            if earlier:  # queued before this row, heard with it
+                await asyncio.gather(stored, *earlier)
+                earlier = None
+            if await stored:
                 row["seq"] = document["seq"]
                 return document["_id"]
             recorder.resync_call_seq()
@@ -179,6 +188,7 @@ class StoreRecorder:
         # read back (a run that starts meanwhile elsewhere is caught by the unique ids)
         self._never_started = never_started
         self._writes: GroupCommit | None = None
+        self._unheard: list[asyncio.Future] = []  # queued ledger outcomes, heard with a later write
         self.status: str | None = None  # as last marked by this run
         self.error: str | None = None
 
@@ -188,9 +198,39 @@ class StoreRecorder:
         return self._writes
 
     def _flush_queued(self) -> None:
-        """Before a synchronous write: whatever this recorder queued goes first."""
+        """Before a synchronous write: whatever this recorder queued goes first, and a queued
+        ledger outcome that failed fails this write too (it would have failed the run)."""
         if self._writes is not None:
             self._writes.flush_now()
+        unheard, self._unheard = self._unheard, []
+        failure = None
+        for future in unheard:
+            if not future.done():  # in a batch a server writes now: heard when it ends
+                future.add_done_callback(_log_failure)
+            elif not future.cancelled() and future.exception() is not None:
+                failure = failure or future.exception()
+        if failure is not None:
+            raise failure
+
+    def defer(self, future: asyncio.Future) -> None:
+        """A queued write (a call's outcome) heard with the run's next awaited write."""
+        self._unheard.append(future)
+
+    async def unheard_writes(self) -> list[asyncio.Future]:
+        """The deferred writes still to be heard, for the caller to await with its own write,
+        which it queues after them. One a server is writing now (in a batch before the next)
+        is heard first: nothing queued after it may be stored while it fails."""
+        unheard, self._unheard = self._unheard, []
+        writes = self._writes
+        if writes is not None and any(not f.done() and not writes.is_queued(f) for f in unheard):
+            await asyncio.gather(*unheard)
+            return []
+        return unheard
+
+    async def _awaited(self, earlier: list[asyncio.Future], *futures: asyncio.Future) -> list:
+        """The outcomes of `futures`, awaited together with the `earlier` deferred writes."""
+        results = await asyncio.gather(*futures, *earlier)
+        return results[: len(futures)]
 
     def load_progress(self) -> Progress:
         """The transcript so far: a fork's shared prefix (not counted: its parent's work), then
@@ -296,7 +336,9 @@ class StoreRecorder:
         full = self.store.messages.document(
             {"conversation_id": self.conversation_id, "created_at": now(), **doc}
         )
-        if not await self.writes().insert("messages", full):
+        earlier = await self.unheard_writes()
+        (stored,) = await self._awaited(earlier, self.writes().insert("messages", full))
+        if not stored:
             raise TranscriptTaken(
                 f"message {doc['index'] + 1} of day {doc['day']} of {self.conversation_id} was "
                 "already stored by another run"
@@ -308,6 +350,8 @@ class StoreRecorder:
         """A fork's edited message: a ledger row saying the researcher wrote it (unless a killed
         run already stored that row: `in_ledger`), then the message itself, marked."""
         if not in_ledger:
+            for future in await self.unheard_writes():
+                await future
             row = edit.ledger_row(self.conversation_id, now())
             for _ in range(100):
                 document = self.store.calls.row(self.conversation_id, self.next_call_seq(), row)
@@ -324,8 +368,9 @@ class StoreRecorder:
         repository = self.store.rows(collection)
         docs = [repository.document({**row, "created_at": moment}) for row in rows]
         docs = [doc for doc in docs if doc["_id"] not in already]
+        earlier = await self.unheard_writes()
         writes = self.writes()
-        stored = await asyncio.gather(*(writes.insert(collection, doc) for doc in docs))
+        stored = await self._awaited(earlier, *(writes.insert(collection, doc) for doc in docs))
         if not all(stored):
             raise TranscriptTaken(
                 f"a step of {self.conversation_id} ({collection}) was already stored by another run"
@@ -349,8 +394,9 @@ class StoreRecorder:
             "schema_version": 1,
         }
         self.counters["summaries"] = len(all_texts)
+        earlier = await self.unheard_writes()
         writes = self.writes()
-        await writes.insert("summaries", summary)
+        await self._awaited(earlier, writes.insert("summaries", summary))
         guard = self.store.conversations.guard(self.conversation_id, self._owner)
         fields = {
             "summaries": _listed(all_texts),
@@ -387,8 +433,9 @@ class StoreRecorder:
         if moment - self._counters_written >= every_s:
             self._counters_written = moment
             guard = self.store.conversations.guard(self.conversation_id, self._owner)
+            earlier = await self.unheard_writes()
             fields = {"counters": dict(self.counters), "spend": dict(self.spend)}
-            await self.writes().update("conversations", guard, fields)
+            await self._awaited(earlier, self.writes().update("conversations", guard, fields))
 
     def _count_message(self, doc: dict) -> None:
         self.counters["messages"] += 1
@@ -413,13 +460,42 @@ def _listed(summaries: list[str]) -> list[dict]:
     return [{"day": i + 1, "text": text} for i, text in enumerate(summaries)]
 
 
-def _redacted(value):
+def _redacted(value, secrets: tuple | None = None):
     """`value` with passwords, keys and tokens taken out of every string in it: an endpoint
     such as http://user:pw@host reaches the ledger as http://user:***@host."""
+    if secrets is None:
+        secrets = tuple(os.environ.get(name) for name in SECRET_VARIABLES)
     if isinstance(value, str):
-        return redact(value)
+        return _redact_short(value, secrets)
     if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
+        return {key: _redacted(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
-        return [_redacted(item) for item in value]
+        return [_redacted(item, secrets) for item in value]
     return value
+
+
+_REDACTED: dict[tuple, str] = {}  # short strings seen per call (URLs, model names), redacted
+
+
+def _redact_short(text: str, secrets: tuple) -> str:
+    """`redact`, remembered for the short strings every call repeats (its endpoint, model and
+    provider): the same text under the same values of the secret variables (`secrets`)
+    redacts the same way."""
+    if len(text) > 512:
+        return redact(text)
+    key = (text, secrets)
+    done = _REDACTED.get(key)
+    if done is None:
+        if len(_REDACTED) >= 4096:
+            _REDACTED.clear()
+        done = _REDACTED[key] = redact(text)
+    return done
+
+
+def _log_failure(future: asyncio.Future) -> None:
+    """A deferred ledger write that failed after its run was marked: the row stays in flight,
+    as a kill -9 would leave it; say so rather than drop the error."""
+    if not future.cancelled() and future.exception() is not None:
+        logging.getLogger(__name__).warning(
+            "a ledger outcome could not be stored: %s", future.exception()
+        )

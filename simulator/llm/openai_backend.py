@@ -3,6 +3,10 @@
 Why a wrapper: the engine needs one error vocabulary (fatal / transient / rate limited) and a
 record of which sampling parameters really reached the model. Retries live in `retry.py`, so the
 client is built with `max_retries=0`. The API key is never logged, stored or put in a message.
+
+A plain-HTTP server (vLLM, llama.cpp, LM Studio on a local network) is called through the lean
+client of llm/lean_http.py and the openai package is not even imported unless an error reply
+needs its error making; HTTPS, proxies and URL credentials go through the openai client.
 """
 
 from __future__ import annotations
@@ -10,12 +14,11 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-import openai
 import pydantic
 
 from simulator.domain.params import GenerationParams
@@ -23,13 +26,24 @@ from simulator.llm.base import (
     ChatMessage,
     Completion,
     FatalBackendError,
-    RateLimitedError,
     TransientBackendError,
 )
 from simulator.llm.endpoint_url import Endpoint, endpoint
-from simulator.llm.retry import parse_retry_after
+from simulator.llm.lean_http import LeanClient
+from simulator.llm.openai_errors import map_openai_error
+from simulator.llm.openai_lean import (
+    LeanConnectionError,
+    LeanStatusError,
+    lean_client,
+    parse_chat_completion,
+)
+from simulator.llm.openai_lean import call as lean_call
+from simulator.llm.openai_lean import status_error as lean_status_error
 from simulator.llm.transport import classify, describe, preflight_timeout_s
 from simulator.settings import openai_base_url
+
+if TYPE_CHECKING:
+    import openai
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, not a real one
@@ -38,6 +52,8 @@ PLACEHOLDER_KEY = "sk-no-key-needed"  # local servers want some Bearer value, no
 def http_limits(n: int) -> Any:
     """Connection limits of `n` for the HTTP library this openai release is built on (httpx for
     1.x, httpx2 for 3.x): both name the class `Limits` in their top-level module."""
+    import openai
+
     client_cls = next(
         c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient"
     )
@@ -87,11 +103,14 @@ class OpenAIBackend:
         self._max_connections: int | None = None  # None: the client library's own limits
         self._http: openai.AsyncOpenAI | None = None
         self._retired: list[openai.AsyncOpenAI] = []  # replaced clients, closed by aclose()
+        self._lean: LeanClient | bool | None = False  # False: not decided yet; None: not lean
 
     @property
     def _client(self) -> openai.AsyncOpenAI:
         """Built on first use, so `limit_connections` can size its HTTP pool beforehand."""
         if self._http is None:
+            import openai
+
             kw: dict[str, Any] = {}
             if self._max_connections is not None:
                 kw["http_client"] = openai.DefaultAsyncHttpxClient(
@@ -112,6 +131,8 @@ class OpenAIBackend:
         pool nor a reconnect per call once more than the library's keep-alive limit run."""
         if n != self._max_connections:
             self._max_connections = n
+            if isinstance(self._lean, LeanClient):
+                self._lean.max_idle = n
             if self._http is not None:  # not yet used in practice: the registry sizes it first
                 old, self._http = self._http, None
                 self._retired.append(old)
@@ -150,24 +171,54 @@ class OpenAIBackend:
         extra = kw.pop("extra_body", None) or {}
         return {"model": self.model, "messages": [dict(m) for m in messages], **kw, **extra}
 
+    def _lean_client(self) -> LeanClient | None:
+        """The lean client for a plain-HTTP endpoint (openai_lean.py), built once; None where
+        the openai client's own HTTP serves."""
+        if self._lean is False:
+            self._lean = lean_client(self._endpoint, self._key, self.timeout)
+            if self._lean is not None and self._max_connections is not None:
+                self._lean.max_idle = self._max_connections
+        return self._lean or None
+
+    async def _request(self, path: str, body: dict | None = None, wait_s: float | None = None):
+        """The reply of one POST (with `body`) or GET, as bytes from the lean client, else as
+        the openai client returns it; errors as the openai client raises them, or
+        LeanConnectionError."""
+        lean = self._lean_client()
+        if lean is not None:
+            try:
+                return await lean_call(lean, "GET" if body is None else "POST", path, body, wait_s)
+            except LeanStatusError as exc:
+                error = lean_status_error(self._client, exc)
+            raise error
+        client = self._client if wait_s is None else self._client.with_options(timeout=wait_s)
+        if body is None:
+            return await client.models.list()
+        return await client.post(path, cast_to=bytes, body=body)
+
     async def chat(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
-        """One call through the openai client's own HTTP, status and error handling, posting the
-        body as-is and reading the reply as JSON: the client's request transform and response
-        models cost more CPU than the rest of a sweep's turn (see bench/sweep_cli.py)."""
+        """One call posting the body as-is and reading the reply as JSON: the openai client's
+        request transform and response models cost more CPU than the rest of a sweep's turn
+        (see bench/sweep_cli.py); on plain HTTP, the lean client of llm/lean_http.py."""
         _, ignored = self.request_kwargs(params)
         body = self.request_body(messages, params)
         started = time.perf_counter()
         error: Exception | None = None
         try:
-            raw = await self._client.post("/chat/completions", cast_to=bytes, body=body)
-            reply = parse_chat_completion(raw)
-        except openai.OpenAIError as exc:
-            error = self._map_error(exc)
+            reply = parse_chat_completion(await self._request("/chat/completions", body))
+        except LeanConnectionError as exc:
+            error = TransientBackendError(
+                describe(exc.kind, self.base_url, "OPENAI_BASE_URL", self.timeout)
+            )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             # json.JSONDecodeError is a ValueError
             error = TransientBackendError(
                 f"{self.base_url} sent a malformed chat completion ({type(exc).__name__})."
             )
+        except Exception as exc:
+            if not _is_openai_error(exc):
+                raise
+            error = self._map_error(exc)
         if error is not None:
             # Raised outside the except block: the client's exception (whose request carries
             # the Authorization header) must not ride along as __context__.
@@ -190,31 +241,20 @@ class OpenAIBackend:
     async def preflight(self) -> None:
         """Fail fast, before anything is written, when the server or key cannot work."""
         wait_s = preflight_timeout_s()
-        client = self._client.with_options(timeout=wait_s)
         error: Exception | None = None
         try:
-            page = await client.models.list()
-        except openai.APIConnectionError as exc:  # APITimeoutError included
-            error = FatalBackendError(
-                describe(classify(exc), self.base_url, "OPENAI_BASE_URL", wait_s)
-            )
-        except openai.NotFoundError as exc:
-            if self.official:
-                error = self._map_error(exc)
-            elif self._endpoint.path.endswith("/v1"):
+            page = await self._request("/models", wait_s=wait_s)
+            if isinstance(page, bytes):  # the lean client's: a JSON object, as the client reads
+                try:
+                    listed = json.loads(page)
+                except ValueError:
+                    listed = None
+                if not isinstance(listed, dict):
+                    raise TypeError("not a list of models")
+        except Exception as exc:
+            error = self._preflight_error(exc, wait_s)
+            if error is None:
                 return  # a few compatible servers lack /models; the first chat will tell
-            else:
-                error = FatalBackendError(
-                    f"{self._endpoint.shown_at('/models')} does not exist (HTTP 404); check "
-                    "OPENAI_BASE_URL (OpenAI-compatible servers usually serve it under /v1)."
-                )
-        except openai.OpenAIError as exc:
-            error = self._map_error(exc)
-        except (json.JSONDecodeError, pydantic.ValidationError, AttributeError, TypeError):
-            error = FatalBackendError(
-                f"The server at {self.base_url} does not answer like an OpenAI-compatible API; "
-                "check OPENAI_BASE_URL (it usually ends in /v1)."
-            )
         if error is not None:
             raise error if isinstance(error, FatalBackendError) else FatalBackendError(str(error))
         if self.official and self.model not in {m.id for m in page.data}:
@@ -223,7 +263,38 @@ class OpenAIBackend:
                 "OPENAI_API_KEY; check the model name."
             )
 
+    def _preflight_error(self, exc: Exception, wait_s: float) -> Exception | None:
+        """What a failed preflight says (None: a missing /models the first chat will judge);
+        `exc` itself when it is nothing a server's answer explains."""
+        if isinstance(exc, LeanConnectionError):
+            return FatalBackendError(describe(exc.kind, self.base_url, "OPENAI_BASE_URL", wait_s))
+        if _is_openai_error(exc):
+            import openai
+
+            if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
+                kind = classify(exc)
+                return FatalBackendError(describe(kind, self.base_url, "OPENAI_BASE_URL", wait_s))
+            if not isinstance(exc, openai.NotFoundError) or self.official:
+                return self._map_error(exc)
+            if self._endpoint.path.endswith("/v1"):
+                return None
+            return FatalBackendError(
+                f"{self._endpoint.shown_at('/models')} does not exist (HTTP 404); check "
+                "OPENAI_BASE_URL (OpenAI-compatible servers usually serve it under /v1)."
+            )
+        if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | AttributeError):
+            exc = TypeError(str(exc))
+        if isinstance(exc, TypeError):
+            return FatalBackendError(
+                f"The server at {self.base_url} does not answer like an OpenAI-compatible API; "
+                "check OPENAI_BASE_URL (it usually ends in /v1)."
+            )
+        raise exc  # nothing a server's answer explains
+
     async def aclose(self) -> None:
+        if isinstance(self._lean, LeanClient):
+            await self._lean.aclose()
+        self._lean = False
         clients, self._retired = [*self._retired, self._http], []
         self._http = None
         for client in clients:
@@ -231,49 +302,7 @@ class OpenAIBackend:
                 await client.close()
 
     def _map_error(self, exc: Exception) -> Exception:
-        where = self.base_url
-        if isinstance(exc, openai.AuthenticationError):
-            return FatalBackendError(
-                f"{where} rejected the API key (HTTP 401); set OPENAI_API_KEY to a valid key."
-            )
-        if isinstance(exc, openai.PermissionDeniedError):
-            return FatalBackendError(
-                f"{where} refused access to model '{self.model}' (HTTP 403); check that the "
-                "OPENAI_API_KEY project may use it."
-            )
-        if isinstance(exc, openai.NotFoundError):
-            return FatalBackendError(
-                f"Model '{self.model}' was not found at {where} (HTTP 404); check the model "
-                "name or OPENAI_BASE_URL."
-            )
-        if isinstance(exc, openai.RateLimitError):
-            if getattr(exc, "code", None) == "insufficient_quota":
-                return FatalBackendError(
-                    f"{where} says the account behind OPENAI_API_KEY has no quota left (HTTP 429)."
-                )
-            return RateLimitedError(
-                f"{where} is rate limiting requests (HTTP 429).",
-                retry_after=parse_retry_after(exc.response.headers),
-            )
-        if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
-            return FatalBackendError(
-                f"{where} rejected the request for model '{self.model}' "
-                f"(HTTP {exc.status_code}): {self._scrub(exc.message)}"
-            )
-        if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
-            return TransientBackendError(
-                describe(classify(exc), where, "OPENAI_BASE_URL", self.timeout)
-            )
-        if isinstance(exc, openai.APIResponseValidationError):
-            return TransientBackendError(f"{where} sent a malformed chat completion.")
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            if status >= 500 or status in (408, 409):
-                return TransientBackendError(f"{where} answered with server error HTTP {status}.")
-            return FatalBackendError(
-                f"{where} refused the request (HTTP {status}): {self._scrub(exc.message)}"
-            )
-        return TransientBackendError(f"Call to {where} failed ({type(exc).__name__}).")
+        return map_openai_error(exc, self.base_url, self.model, self.timeout, self._scrub)
 
     def _scrub(self, text: str) -> str:
         """Server text may quote the key back; never let it into our messages."""
@@ -283,36 +312,10 @@ class OpenAIBackend:
         return text[:300]
 
 
-@dataclass(frozen=True)
-class ChatReply:
-    text: str
-    tokens_in: int | None
-    tokens_out: int | None
-    model: str | None
-    system_fingerprint: str | None
-
-
-def parse_chat_completion(raw: bytes) -> ChatReply:
-    """The fields we keep from a chat completion body; ValueError/TypeError/KeyError/IndexError
-    when it is not one (the caller calls that a malformed reply)."""
-    data = json.loads(raw)
-    message = data["choices"][0]["message"]
-    text = message.get("content") or ""
-    if not isinstance(text, str):
-        raise TypeError("content is not a string")
-    usage = data.get("usage") or {}
-    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    for value in (tokens_in, tokens_out):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise TypeError("usage is not a count of tokens")
-    model, fingerprint = data.get("model"), data.get("system_fingerprint")
-    return ChatReply(
-        text=text,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        model=model if isinstance(model, str) else None,
-        system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
-    )
+def _is_openai_error(exc: BaseException) -> bool:
+    """Whether `exc` is the openai package's (never, while it is not even imported)."""
+    module = sys.modules.get("openai")
+    return module is not None and isinstance(exc, module.OpenAIError)
 
 
 def create_backend(name: str, base_url: str | None = None, **kw: Any) -> OpenAIBackend:

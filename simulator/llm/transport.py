@@ -10,10 +10,9 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Literal
-
-import httpx
 
 TransportKind = Literal["refused", "dns", "connect_timeout", "read_timeout", "reset", "other"]
 
@@ -57,7 +56,9 @@ def classify(exc: BaseException) -> TransportKind:
             isinstance(item, OSError) and item.errno == errno.ECONNREFUSED
         ):
             return "refused"
-    for item in chain:
+    # httpx's exceptions, if it is loaded at all (a lean call never loads it)
+    httpx = sys.modules.get("httpx")
+    for item in chain if httpx is not None else ():
         if isinstance(item, httpx.ConnectTimeout):
             return "connect_timeout"
         if isinstance(item, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
@@ -67,10 +68,15 @@ def classify(exc: BaseException) -> TransportKind:
         return "dns"
     if "connection refused" in text:
         return "refused"
+    timeouts: tuple[type, ...] = (TimeoutError,)
+    resets: tuple[type, ...] = (ConnectionResetError,)
+    if httpx is not None:
+        timeouts += (httpx.TimeoutException,)
+        resets += (httpx.RemoteProtocolError, httpx.ReadError)
     for item in chain:
-        if isinstance(item, TimeoutError | httpx.TimeoutException):
+        if isinstance(item, timeouts):
             return "read_timeout"
-        if isinstance(item, ConnectionResetError | httpx.RemoteProtocolError | httpx.ReadError):
+        if isinstance(item, resets):
             return "reset"
     return "other"
 

@@ -41,7 +41,9 @@ from simulator.store.counting import is_server_collection
 from simulator.store.embedded_writes import DirectTable, direct_table
 
 DUPLICATE_KEY = 11000
-FLUSH_DELAY_S = 0.002  # long enough to gather a loop's worth of replies, short against any LLM call
+# at most one timed flush per 2 ms: long enough to gather a loop's worth of replies, short
+# against any LLM call; a write after a quiet spell goes out at the end of the loop's turn
+FLUSH_DELAY_S = 0.002
 
 Kind = Literal["insert", "update"]
 
@@ -102,6 +104,7 @@ class GroupCommit:
         self._delay_s = FLUSH_DELAY_S if delay_s is None else delay_s
         self._pending: list[_Op] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._last_flush = float("-inf")  # loop time the last timed flush began
         self._draining: asyncio.Task | None = None
         # one batch at a time, in order, whichever thread writes it
         self._writing = threading.Lock()
@@ -123,6 +126,10 @@ class GroupCommit:
         """Queue a `$set` of `fields` on the document `query` names; True once stored."""
         future = self.loop.create_future()
         return self._queue(_Op(collection, "update", fields, future, query))
+
+    def is_queued(self, future: asyncio.Future) -> bool:
+        """Whether `future`'s write waits in the queue (not yet taken into a batch)."""
+        return any(op.future is future for op in self._pending)
 
     def flush_now(self) -> None:
         """Write everything queued, now, on this thread (before a synchronous write that must
@@ -153,11 +160,18 @@ class GroupCommit:
     def _queue(self, op: _Op) -> asyncio.Future[bool]:
         self._pending.append(op)
         if self._timer is None and self._draining is None:
-            self._timer = self.loop.call_later(self._delay_s, self._on_timer)
+            self._arm()
         return op.future
+
+    def _arm(self) -> None:
+        """The next timed flush: `delay_s` after the last one began, or at the end of this turn
+        of the loop when that is past (writes queued meanwhile go in the same batch)."""
+        wait = self._last_flush + self._delay_s - self.loop.time()
+        self._timer = self.loop.call_later(max(wait, 0.0), self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
+        self._last_flush = self.loop.time()
         if self._executor is None:
             self.flush_now()
         elif self._draining is None:
@@ -174,7 +188,7 @@ class GroupCommit:
         finally:
             self._draining = None
             if self._pending and self._timer is None:
-                self._timer = self.loop.call_later(self._delay_s, self._on_timer)
+                self._arm()
 
     def _write_batch(self, batch: list[_Op]) -> list[bool | BaseException]:
         """Write one batch, group by group in ORDER; each op's outcome, in the batch's order."""

@@ -1,5 +1,6 @@
-"""The call ledger through the group commit: a request leaves only once its row is stored, and a
-call cancelled while its row is still queued ends up "cancelled" on record, never in flight."""
+"""The call ledger through the group commit: a request leaves only once its row is stored, a
+call's outcome is stored with the run's next write (its message), and a call cancelled while its
+row is still queued ends up "cancelled" on record, never in flight."""
 
 from __future__ import annotations
 
@@ -57,11 +58,49 @@ def test_the_request_leaves_after_its_row_and_prompt_are_stored(tmp_path, prison
     store, spec, conversation_id = _setup(tmp_path, prison_path)
     backend = _Backend(store, conversation_id, wait_s=0.01)
     recorder = StoreRecorder(store, conversation_id)
-    asyncio.run(_call(recorder, spec, backend))
+
+    async def call_then_mark() -> None:
+        await _call(recorder, spec, backend)
+        recorder.mark("running")  # as a run's status writes: what is queued goes first
+
+    asyncio.run(call_then_mark())
     assert backend.rows_at_send == ["in_flight"]
     (row,) = store.calls.for_conversation(conversation_id)
     assert row["state"] == "done" and row["response"] == "hello"
     assert store.calls.prompt(row["prompt_hash"]) == [{"role": "user", "content": "x"}]
+    store.close()
+
+
+def test_the_outcome_and_the_message_go_out_in_one_flush(tmp_path, prison_path):
+    """A turn waits for two flushes (the row before the request, then the outcome with the
+    message), not three; the message is never stored before its row is complete."""
+    store, spec, conversation_id = _setup(tmp_path, prison_path)
+    backend = _Backend(store, conversation_id, wait_s=0.01)
+    recorder = StoreRecorder(store, conversation_id)
+    seen: dict[str, object] = {}
+
+    async def turns() -> None:
+        writes = recorder.writes()
+        for index in range(2):  # the first message also writes the progress counters
+            before = writes.stats.flushes
+            await _call(recorder, spec, backend)
+            rows = store.calls.for_conversation(conversation_id)
+            seen[f"state before message {index}"] = rows[-1]["state"]  # queued, not stored
+            message = {"day": 1, "index": index, "seq": index, "speaker": "Guard_1"}
+            await recorder.record_message({**message, "text": f"hello {index}"})
+            seen[f"flushes of turn {index}"] = writes.stats.flushes - before
+
+    asyncio.run(turns())
+    assert seen == {
+        "state before message 0": "in_flight",
+        "flushes of turn 0": 3,
+        "state before message 1": "in_flight",
+        "flushes of turn 1": 2,
+    }
+    rows = store.calls.for_conversation(conversation_id)
+    assert [(r["state"], r["response"]) for r in rows] == [("done", "hello")] * 2
+    texts = [m["text"] for m in store.messages.for_conversation(conversation_id)]
+    assert texts == ["hello 0", "hello 1"]
     store.close()
 
 

@@ -7,8 +7,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from simulator.domain.clock import now
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
@@ -24,6 +23,9 @@ from simulator.store.group_commit import GroupCommit
 from simulator.store.lineage import Prefix
 from simulator.store.repositories.memories import StoredStream
 from simulator.store.store import Store
+
+if TYPE_CHECKING:  # numpy comes with the memories written
+    import numpy as np
 
 __all__ = ["CallLedger", "Progress", "StoreRecorder", "TranscriptTaken"]
 

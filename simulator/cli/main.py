@@ -104,7 +104,7 @@ COMMANDS: dict[str, LazyCommand] = {
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | None) -> None:
     """LLM Interaction Simulator: social experiments with LLM agents, stored in MongoDB."""
-    from simulator.cli.context import AppContext  # the store's code loads with a command
+    from simulator.cli.context import AppContext  # rich and the store: not for --help
 
     app = AppContext(db_flag=db, db_name=db_name, user_flag=user)
     ctx.obj = app

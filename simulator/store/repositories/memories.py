@@ -21,8 +21,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pymongo.errors import BulkWriteError, DuplicateKeyError
-
 from simulator.memory.domain.records import MemoryRecord, agent_id_range
 from simulator.store.counting import count
 from simulator.store.embedded import by_ids, id_range, table_of
@@ -105,6 +103,8 @@ class MemoriesRepository:
     ) -> int:
         """Store the records not stored yet (with row i of `embeddings` for record i); return
         how many were stored. A stored id is never written again, whatever it holds."""
+        from pymongo.errors import BulkWriteError, DuplicateKeyError
+
         if embeddings is not None and len(embeddings) != len(records):
             raise ValueError(f"{len(records)} records, {len(embeddings)} vectors")
         docs = [

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -20,8 +20,10 @@ from simulator.settings import (
     explicit_db_name,
     resolve_database,
 )
-from simulator.store.database import Connection, list_databases, open_target, use_database
-from simulator.store.store import Store, open_store
+
+if TYPE_CHECKING:  # the store's code (and its driver) loads when a command first opens it
+    from simulator.store.database import Connection
+    from simulator.store.store import Store
 
 
 @dataclass
@@ -65,6 +67,9 @@ class AppContext:
     @property
     def store(self) -> Store:
         if self._store is None:
+            from simulator.store.database import open_target
+            from simulator.store.store import open_store
+
             name = self.db_name if self.db_name is not None else db_name()
             connection = open_target(self.target, name, db_timeout_ms())
             try:
@@ -80,6 +85,8 @@ class AppContext:
         name was given by --db-name, SIM_DB_NAME or DB_NAME; only the menu sets the hook."""
         if self.pick_database is None or self.db_name is not None or explicit_db_name():
             return
+        from simulator.store.database import list_databases, use_database
+
         names = list_databases(connection) or []  # unlisted: no choice, not an error
         if connection.kind != "mongodb" and len(names) < 2:
             return

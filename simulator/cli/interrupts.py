@@ -6,18 +6,21 @@ the process exits 130 (Ctrl-C) or 143 (SIGTERM)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from rich.console import Console
-
-from simulator.engine import events as ev
 from simulator.errors import StoreUnavailable
 from simulator.logs import keep_session_logs
+
+if TYPE_CHECKING:  # every command's start imports this module: asyncio and rich come with a run
+    import asyncio
+
+    from rich.console import Console
+
+    from simulator.engine import events as ev
 
 T = TypeVar("T")
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -71,6 +74,8 @@ def run_until_stopped(
     Once what it started has unwound (statuses written, leases released), the `note`'s line
     is printed: what stopped and how to resume it. A StoreUnavailable leaves with the
     note's resume command."""
+    import asyncio
+
     keep_session_logs()  # a run's records are worth a log folder (help and lists leave none)
     received: list[int] = []
 
@@ -129,6 +134,8 @@ class StoppedRuns:
         self._runs.setdefault(run_id)
 
     def __call__(self, event: ev.Event) -> None:
+        from simulator.engine import events as ev
+
         run_id = getattr(event, "conversation_id", None)
         if run_id is not None:
             self._runs.setdefault(run_id)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 
 from simulator.engine import events as ev
-from simulator.llm.access import LLMAccess
-from simulator.llm.retry import PoolRegistry
+
+if TYPE_CHECKING:  # the model access loads with a run, not with every screen showing roles
+    from simulator.llm.access import LLMAccess
 
 ROLE_COLOURS = (
     "cyan",
@@ -181,6 +183,9 @@ class _PullBar:
 def run_access(err: Console, as_json: bool, pools: dict[str, int] | None = None) -> LLMAccess:
     """The model access of one `llm-sim run`: pull progress on stderr unless --json, and the
     user's `--pool` sizes (the providers' defaults otherwise)."""
+    from simulator.llm.access import LLMAccess
+    from simulator.llm.retry import PoolRegistry
+
     return LLMAccess(
         pools=PoolRegistry(sizes=pools) if pools else None,
         on_pull_progress=None if as_json else pull_progress(err),

@@ -8,33 +8,84 @@ import sys
 import click
 
 from simulator import __version__
-from simulator.cli.context import AppContext
 from simulator.cli.interrupts import Stopped, Terminated, sigterm_ends_the_command
-from simulator.cli.lazy_group import LazyGroup
+from simulator.cli.lazy_group import LazyCommand, LazyGroup
 from simulator.errors import StoreUnavailable, UserError
 from simulator.logs import redact, start_session_logs
 from simulator.settings import load_env_file, log_dir
-from simulator.store.outage import classify
 
 log = logging.getLogger(__name__)
 
-# name -> (module, attribute): a command's module (and what it imports: analysis, reports,
-# the reference importer) loads only when that command runs, so `llm-sim run` starts without
-# them
-COMMANDS: dict[str, tuple[str, str]] = {
-    "experiment": ("simulator.cli.commands.experiment", "experiment"),
-    "conversation": ("simulator.cli.commands.conversation", "conversation"),
-    "run": ("simulator.cli.commands.run", "run_cmd"),
-    "sweep": ("simulator.cli.commands.sweep", "sweep"),
-    "demo": ("simulator.cli.commands.demo", "demo"),
-    "info": ("simulator.cli.commands.info", "info"),
-    "prices": ("simulator.cli.commands.prices", "prices_cmd"),
-    "export": ("simulator.cli.commands.analysis", "export_cmd"),
-    "measures": ("simulator.cli.commands.analysis", "measures_cmd"),
-    "score": ("simulator.cli.commands.score", "score"),
-    "agreement": ("simulator.cli.commands.agreement", "agreement_cmd"),
-    "report": ("simulator.cli.commands.report", "report"),
-    "import": ("simulator.cli.commands.import_reference", "import_group"),
+# A command's module (and what it imports: the store, models, analysis, reports) loads only when
+# that command runs; `llm-sim --help` lists the summaries (the first paragraph of each command's
+# help, checked against it by tests/cli/test_lazy_commands.py) and imports none of them.
+COMMANDS: dict[str, LazyCommand] = {
+    "experiment": LazyCommand(
+        "simulator.cli.commands.experiment",
+        "experiment",
+        "Import (or create), list, show, duplicate, export, update and delete experiments.",
+    ),
+    "conversation": LazyCommand(
+        "simulator.cli.commands.conversation",
+        "conversation",
+        "List, show, favourite and delete conversations; browse a run's memories; replay a run.",
+    ),
+    "run": LazyCommand(
+        "simulator.cli.commands.run",
+        "run_cmd",
+        "Run EXPERIMENT_ID once, shown live and stored as it happens (the options under the "
+        "heading of the experiment's world apply to it).",
+    ),
+    "sweep": LazyCommand(
+        "simulator.cli.commands.sweep",
+        "sweep",
+        "Batches of conversations over every combination asked for.",
+    ),
+    "demo": LazyCommand(
+        "simulator.cli.commands.demo",
+        "demo",
+        "Import the prison experiment if absent and run one short conversation, live.",
+    ),
+    "info": LazyCommand(
+        "simulator.cli.commands.info",
+        "info",
+        "Show the store, the user and where logs and settings live.",
+    ),
+    "prices": LazyCommand(
+        "simulator.cli.commands.prices",
+        "prices_cmd",
+        "What hosted models cost per million tokens, and where each figure comes from.",
+    ),
+    "export": LazyCommand(
+        "simulator.cli.commands.analysis",
+        "export_cmd",
+        "Export tidy tables of an experiment, a sweep or one conversation (see docs/analysis.md).",
+    ),
+    "measures": LazyCommand(
+        "simulator.cli.commands.analysis",
+        "measures_cmd",
+        "Built-in measures per cell: mean and 95% confidence interval over repetitions.",
+    ),
+    "score": LazyCommand(
+        "simulator.cli.commands.score",
+        "score",
+        "Score the finished conversations of TARGET (exp_…, sweep_… or conv_…).",
+    ),
+    "agreement": LazyCommand(
+        "simulator.cli.commands.agreement",
+        "agreement_cmd",
+        "Cohen's kappa, agreement and confusion matrix between two label sources.",
+    ),
+    "report": LazyCommand(
+        "simulator.cli.commands.report",
+        "report",
+        "Write one HTML file: experiment, plan and status, measures, plots and transcripts.",
+    ),
+    "import": LazyCommand(
+        "simulator.cli.commands.import_reference",
+        "import_group",
+        "Import another tool's data into this tool's database.",
+    ),
 }
 
 
@@ -58,6 +109,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, db_name: str | None, user: str | None) -> None:
     """LLM Interaction Simulator: social experiments with LLM agents, stored in MongoDB."""
+    from simulator.cli.context import AppContext  # rich and the store: not for --help
+
     app = AppContext(db_flag=db, db_name=db_name, user_flag=user)
     ctx.obj = app
     ctx.call_on_close(app.close)
@@ -111,6 +164,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:
+        from simulator.store.outage import classify
+
         outage = classify(exc)
         if outage is None:
             raise

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from simulator.domain.fork import ForkEdit
 from simulator.domain.llm_choice import LLMChoice
@@ -22,6 +20,9 @@ from simulator.domain.params import GenerationParams
 from simulator.errors import StoreUnavailable
 from simulator.llm.retry import AttemptLedger
 from simulator.memory.domain.records import MemoryRecord
+
+if TYPE_CHECKING:  # numpy comes with the memories written
+    import numpy as np
 
 
 class TranscriptTaken(Exception):

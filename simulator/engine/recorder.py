@@ -8,8 +8,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from simulator.domain.budget import add_spend, call_cost, call_spend, empty_spend, price_of
 from simulator.domain.clock import now
@@ -28,6 +27,9 @@ from simulator.store.group_commit import GroupCommit
 from simulator.store.lineage import Prefix
 from simulator.store.repositories.memories import StoredStream
 from simulator.store.store import Store
+
+if TYPE_CHECKING:  # numpy comes with the memories written
+    import numpy as np
 
 __all__ = ["CallLedger", "Progress", "StoreRecorder", "TranscriptTaken"]
 

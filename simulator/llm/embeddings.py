@@ -24,9 +24,7 @@ import hashlib
 import importlib.util
 import threading
 from collections import OrderedDict
-from typing import Any, ClassVar, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError
@@ -37,6 +35,9 @@ from simulator.memory.domain.embedder_strings import (
     parse_embedder,
 )
 from simulator.memory.domain.vectors import DEFAULT_DIM, hash_vectors
+
+if TYPE_CHECKING:  # numpy loads with the first texts embedded
+    import numpy as np
 
 INSTALL_HINT = "pip install -e '.[embeddings]'"
 CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
@@ -82,6 +83,8 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         vectors = self._loaded().encode(
@@ -163,6 +166,8 @@ class CachedEmbedder:
         missing: list[str],
         fresh: np.ndarray | None,
     ) -> np.ndarray:
+        import numpy as np
+
         if fresh is not None:
             fresh = np.asarray(fresh, dtype=np.float32)
             if fresh.shape[0] != len(missing):

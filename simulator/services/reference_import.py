@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from simulator.domain import reference_conversion as rc
 from simulator.errors import NotFound, UserError
 from simulator.identity import check_user_name
@@ -361,6 +359,8 @@ def _insert_experiment(store: Store, item: rc.ExperimentImport, db_name: str) ->
 def _write_conversation(store: Store, item: rc.ConversationImport) -> bool:
     """Messages and summaries first, the conversation last: a conversation that is present
     is complete, so an import stopped half-way is finished by the next one."""
+    from pymongo.errors import DuplicateKeyError
+
     for message in item.messages:
         store.messages.insert(dict(message))
     listed = item.document["summaries"]

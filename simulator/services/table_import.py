@@ -14,8 +14,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pymongo.errors import DuplicateKeyError
-
 from simulator.domain.clock import now
 from simulator.domain.ids import content_hash
 from simulator.domain.llm_choice import LLMChoice
@@ -196,6 +194,8 @@ def apply(store: Store, result: TablePlan, owner: str) -> TablePlan:
 def _write_conversation(
     store: Store, result: TablePlan, row: ImportRow, cid: str, owner: str
 ) -> bool:
+    from pymongo.errors import DuplicateKeyError
+
     moment = now()
     model = row.factors.get("model", "unknown")  # shown beside each speaker; not a backend
     store.messages.insert_all(

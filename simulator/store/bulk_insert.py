@@ -16,8 +16,6 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pymongo.errors import BulkWriteError
-
 from simulator.store.embedded import table_of
 
 BATCH = 1000  # documents per insert_many / per check of keys
@@ -69,6 +67,8 @@ def _insert_batch(
 ) -> int:
     """insert_many, unordered; a duplicate whose key is now stored is skipped (another creator
     stored it), any other duplicate is an `_id` collision and is retried with a new `_id`."""
+    from pymongo.errors import BulkWriteError
+
     fresh = first_of_each(batch, unique)
     added = 0
     for _ in range(ID_TRIES):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo.collection import Collection
-
 
 def is_server_collection(collection: Any) -> bool:
     """A collection behind a MongoDB server (real, or anything speaking its wire protocol)."""
+    from pymongo.collection import Collection  # loaded already: a store is open
+
     return isinstance(collection, Collection)
 
 

@@ -34,9 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pymongo import UpdateOne
-from pymongo.errors import BulkWriteError
-
 from simulator.store.counting import is_server_collection
 from simulator.store.embedded_writes import DirectTable, direct_table
 
@@ -220,6 +217,8 @@ class GroupCommit:
         return outcomes
 
     def _write(self, collection: str, kind: Kind, ops: list[_Op]) -> list[bool | BaseException]:
+        from pymongo import UpdateOne
+
         target = self._db[collection]
         direct = self._direct_table(collection, target)
         if direct is not None and kind == "insert" and direct.can_insert():
@@ -259,6 +258,8 @@ def _bulk_outcomes(write: Callable[[], Any], size: int) -> list[bool | BaseExcep
     """Per document: True stored, False its `_id` was already taken, else the error it got.
 
     With `ordered=False` every document is tried, and the server lists each one that failed."""
+    from pymongo.errors import BulkWriteError
+
     outcomes: list[bool | BaseException] = [True] * size
     try:
         write()

@@ -13,8 +13,6 @@ import contextlib
 import logging
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError, OperationFailure
-
 from simulator.store.counting import is_server_collection
 
 log = logging.getLogger(__name__)
@@ -26,6 +24,8 @@ def ensure_sparse_unique(collection: Any, field: str) -> None:
     Idempotent and safe when two processes do it at once: a drop that finds nothing and a
     create that finds the same index already built are both fine.
     """
+    from pymongo.errors import DuplicateKeyError, OperationFailure
+
     name = f"{field}_1"
     if _built(collection, name, field):
         return
@@ -57,6 +57,8 @@ def _built(collection: Any, name: str, field: str) -> bool:
 
 def drop_non_sparse(collection: Any, field: str) -> None:
     """Drop `field_1` where it is recorded without `sparse` (built before migration 003)."""
+    from pymongo.errors import OperationFailure
+
     name = f"{field}_1"
     info = collection.index_information().get(name)
     if info is not None and not info.get("sparse"):

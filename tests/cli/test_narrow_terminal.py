@@ -75,8 +75,11 @@ def test_a_section_text_and_its_placeholder_error_are_readable_at_80_columns(spa
 
     fixed = typed.replace("<XYZZY>", "<INMATE_NOUN>")
     app.child.send("\x15" + fixed + FINISH)  # Ctrl-U empties the line; the fixed text
-    app.answer("Role Inmate, section 'Starting prompt'", "You are the <INMATE_NOUN>." + FINISH)
-    app.answer("Shared section 'Rules' (every role sees it)", "Be brief." + FINISH)
+    # at 80 columns each label is printed above its question: type once the question is up
+    app.expect("Role Inmate, section 'Starting prompt'")
+    app.answer("Inmate: Starting prompt", "You are the <INMATE_NOUN>." + FINISH)
+    app.expect("Shared section 'Rules' (every role sees it)")
+    app.answer("Shared: Rules", "Be brief." + FINISH)
     app.answer("Agents of role Warden for the preview", ENTER)
     app.answer("Agents of role Inmate for the preview", ENTER)
     app.menu("Save?", "yes")

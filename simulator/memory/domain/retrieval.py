@@ -32,12 +32,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from simulator.memory.domain.records import MINUTES_PER_HOUR
+
+if TYPE_CHECKING:  # numpy loads when a stream is scored: an experiment's settings need none
+    import numpy as np
 
 RecencyMode = Literal["hours", "rank"]
 RankOrder = Literal["oldest_first", "newest_first"]
@@ -104,6 +106,8 @@ class Scores:
 
 def min_max(values: np.ndarray) -> np.ndarray:
     """Scale to [0, 1]; all equal (one candidate, say) gives 0.5 each, as both sources do."""
+    import numpy as np
+
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
         return values
@@ -115,6 +119,8 @@ def min_max(values: np.ndarray) -> np.ndarray:
 
 def recency_by_hours(last_accessed: np.ndarray, now: int, decay: float) -> np.ndarray:
     """decay ** (simulated hours since last access); minutes in, never above 1."""
+    import numpy as np
+
     minutes = np.maximum(now - np.asarray(last_accessed, dtype=np.float64), 0.0)
     return np.power(decay, minutes / MINUTES_PER_HOUR)
 
@@ -126,6 +132,8 @@ def rank_order(
     first, ties the later record first. `oldest_first`, as new_retrieve ranks: the least
     recently accessed first, ties in the code's list order (`group` ascending: events, then
     thoughts, then chats; within a group the later record first)."""
+    import numpy as np
+
     last = np.asarray(last_accessed, dtype=np.int64)
     position = np.arange(last.size)
     if order == "newest_first":
@@ -140,6 +148,8 @@ _POWERS: dict[float, np.ndarray] = {}  # decay -> decay ** 1.. as far as asked s
 def powers(decay: float, n: int) -> np.ndarray:
     """decay ** 1 .. decay ** n, each as Python's float power gives it (the code's own
     `decay ** i`), so equal inputs give bit-equal scores; kept per decay, grown as asked."""
+    import numpy as np
+
     known = _POWERS.get(decay, np.zeros(0))
     if known.size < n:
         more = (decay**i for i in range(known.size + 1, n + 1))
@@ -155,6 +165,8 @@ def recency_by_rank(
     group: np.ndarray | None = None,
 ) -> np.ndarray:
     """decay ** rank, ranks as `rank_order` gives them."""
+    import numpy as np
+
     ranked = rank_order(last_accessed, order, group)
     values = np.empty(ranked.size, dtype=np.float64)
     values[ranked] = powers(decay, ranked.size)
@@ -163,6 +175,8 @@ def recency_by_rank(
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
     """Each row scaled to length 1 (a zero row stays zero), so a dot product is the cosine."""
+    import numpy as np
+
     matrix = np.asarray(matrix, dtype=np.float32)
     if matrix.ndim == 1:
         matrix = matrix[None, :]
@@ -172,6 +186,8 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
 
 def relevance(unit_embeddings: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Cosine similarity of each (unit) row with the query; 0 for a zero vector."""
+    import numpy as np
+
     q = unit_rows(query)[0]
     if unit_embeddings.shape[0] == 0:
         return np.zeros(0)
@@ -193,6 +209,8 @@ def score(
     `group` as `rank_order` takes it; `index`: the records that are candidates, None for
     all). The sum runs recency, relevance, importance, as new_retrieve adds them, so its
     totals are bit-equal to the code's."""
+    import numpy as np
+
     cosines = relevance(unit_embeddings, query)  # one product over the matrix, then picked
     if index is not None:
         importance, last_accessed = np.asarray(importance)[index], np.asarray(last_accessed)[index]
@@ -220,6 +238,8 @@ def top_k(total: np.ndarray, k: int, order: np.ndarray | None = None) -> np.ndar
     """Indices of the k highest scores, highest first. Equal scores keep their place in
     `order` (the candidates' positions, as `Scores.order`; None: the earlier record first),
     as a stable sort does, so the choice never depends on the sort algorithm."""
+    import numpy as np
+
     n = total.size
     if k <= 0 or n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -238,6 +258,8 @@ def top_k(total: np.ndarray, k: int, order: np.ndarray | None = None) -> np.ndar
 def candidate_mask(group: np.ndarray, idle: np.ndarray, candidates: Candidates) -> np.ndarray:
     """Which records retrieval scores: all, or the reference code's events and thoughts
     (no chats, nothing whose text holds "idle")."""
+    import numpy as np
+
     if candidates == "all":
         return np.ones(np.asarray(group).size, dtype=bool)
     return (np.asarray(group) != CHAT_GROUP) & ~np.asarray(idle, dtype=bool)

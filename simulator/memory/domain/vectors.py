@@ -10,14 +10,18 @@ generator whose stream could change between numpy releases). It knows nothing of
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads with the first vector made
+    import numpy as np
 
 DEFAULT_DIM = 64
 
 
 def hash_vector(text: str, dim: int = DEFAULT_DIM) -> np.ndarray:
     """A unit float32 vector of length `dim` from the text's hash."""
+    import numpy as np
+
     if dim < 1:
         raise ValueError(f"a vector needs at least one dimension, not {dim}")
     raw = hashlib.shake_256(text.encode("utf-8")).digest(4 * dim)
@@ -29,6 +33,8 @@ def hash_vector(text: str, dim: int = DEFAULT_DIM) -> np.ndarray:
 
 def hash_vectors(texts: list[str], dim: int = DEFAULT_DIM) -> np.ndarray:
     """`hash_vector` of each text, one row each: shape (len(texts), dim)."""
+    import numpy as np
+
     if not texts:
         return np.zeros((0, dim), dtype=np.float32)
     return np.stack([hash_vector(text, dim) for text in texts])

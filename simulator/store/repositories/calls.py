@@ -7,8 +7,6 @@ import hashlib
 import json
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from simulator.domain.ids import canonical_json, new_id
 from simulator.store.batched import BatchReader
 from simulator.store.foreign import ours
@@ -29,6 +27,8 @@ class CallsRepository:
 
     def store_prompt(self, messages: list[dict]) -> str:
         """Store a prompt once and return its hash (the `prompt_hash` of the calls that sent it)."""
+        from pymongo.errors import DuplicateKeyError
+
         digest, document = self.prompt_document(messages)
         if document is not None:
             with contextlib.suppress(DuplicateKeyError):
@@ -81,6 +81,8 @@ class CallsRepository:
 
     def insert_at(self, conversation_id: str, seq: int, doc: dict) -> bool:
         """Insert a ledger row at `seq`; False when that seq is taken (another run wrote it)."""
+        from pymongo.errors import DuplicateKeyError
+
         try:
             self._calls.insert_one(self.row(conversation_id, seq, doc))
         except DuplicateKeyError:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from simulator.domain.clock import as_datetime, now
 from simulator.domain.ids import new_id
 from simulator.domain.vocabulary import CONVERSATION_STATUSES, FINISHED_STATUSES
@@ -65,6 +63,8 @@ class ConversationsRepository:
         }
 
     def create(self, doc: dict) -> dict:
+        from pymongo.errors import DuplicateKeyError
+
         for _ in range(8):
             full = self.new_document(doc)
             try:
@@ -210,6 +210,8 @@ class ConversationsRepository:
     ) -> None:
         """Stored on its own, and the whole list on the conversation (no $push: see DESIGN),
         with `also` (the counters) in the same write."""
+        from pymongo.errors import DuplicateKeyError
+
         with contextlib.suppress(DuplicateKeyError):
             self._summaries.insert_one(summary)
         fields = {"summaries": all_summaries, **(also or {})}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.clock import now
 from simulator.domain.ids import content_hash, new_id
@@ -91,6 +90,8 @@ class ExperimentsRepository:
     def create(
         self, experiment: AnyExperiment, owner: str, duplicated_from: str | None = None
     ) -> dict:
+        from pymongo.errors import DuplicateKeyError
+
         moment = now()
         spec = spec_of(experiment)
         world = experiment_kind(experiment)  # a chat is stored without kind, as it always was
@@ -119,6 +120,8 @@ class ExperimentsRepository:
     def insert_imported(self, doc: dict) -> bool:
         """Write an `imported_document` under its given id (`create` allocates a random one);
         False when that id is already stored (another import wrote it meanwhile)."""
+        from pymongo.errors import DuplicateKeyError
+
         try:
             self._col.insert_one(doc)
         except DuplicateKeyError:

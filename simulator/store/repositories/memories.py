@@ -19,10 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from typing import TYPE_CHECKING, Any
 
 from simulator.memory.domain.records import MemoryRecord, agent_id_range
 from simulator.store.counting import count
@@ -30,6 +27,9 @@ from simulator.store.embedded import by_ids, id_range, table_of
 from simulator.store.embedded_writes import direct_table
 from simulator.store.foreign import ours
 from simulator.store.indexes import ensure_marker_index
+
+if TYPE_CHECKING:  # numpy loads with the first vector read or written, not with every store
+    import numpy as np
 
 SCHEMA_VERSION = 1
 CHUNK = 500  # ids per `$in`
@@ -51,16 +51,22 @@ class StoredStream:
         missing = [r.id for r, v in zip(self.records, self.vectors, strict=True) if v is None]
         if missing:
             raise ValueError(f"{len(missing)} record(s) have no stored vector, e.g. {missing[0]}")
+        import numpy as np
+
         if not self.vectors:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([v for v in self.vectors if v is not None])
 
 
 def encode_vector(vector: np.ndarray | Sequence[float]) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def decode_vector(raw: bytes) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32)
 
 
@@ -97,6 +103,8 @@ class MemoriesRepository:
     ) -> int:
         """Store the records not stored yet (with row i of `embeddings` for record i); return
         how many were stored. A stored id is never written again, whatever it holds."""
+        from pymongo.errors import BulkWriteError, DuplicateKeyError
+
         if embeddings is not None and len(embeddings) != len(records):
             raise ValueError(f"{len(records)} records, {len(embeddings)} vectors")
         docs = [

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo.errors import BulkWriteError, DuplicateKeyError
-
 from simulator.store.batched import BatchReader
 from simulator.store.counting import count
 from simulator.store.foreign import ours
@@ -36,6 +34,8 @@ class MessagesRepository:
 
     def insert(self, doc: dict) -> bool:
         """Insert one message; False if that (conversation, day, index) was already stored."""
+        from pymongo.errors import DuplicateKeyError
+
         try:
             self._col.insert_one(self.document(doc))
             return True
@@ -45,6 +45,8 @@ class MessagesRepository:
     def insert_all(self, docs: list[dict]) -> None:
         """Insert a whole transcript in one write (an import's); a message already stored is
         left as it is."""
+        from pymongo.errors import BulkWriteError
+
         if not docs:
             return
         try:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from simulator.domain.clock import now
 
 SCHEMA_VERSION = 1
@@ -63,6 +61,8 @@ class ScoresRepository:
         details: dict | None = None,
     ) -> bool:
         """Store one score; False if this user had already scored this target with this scorer."""
+        from pymongo.errors import DuplicateKeyError
+
         assert target_kind in TARGET_KINDS
         doc = {
             "_id": score_id(scorer, target_kind, target_id, scored_by),

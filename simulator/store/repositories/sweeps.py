@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from pymongo import ReturnDocument
-from pymongo.errors import DuplicateKeyError
 
 from simulator.domain.clock import epoch_ms, now
 from simulator.domain.ids import new_id
@@ -61,6 +59,8 @@ class SweepsRepository:
 
     def create(self, doc: dict) -> dict:
         """Insert a sweep; if another process created the same one (same key) first, return it."""
+        from pymongo.errors import DuplicateKeyError
+
         for _ in range(8):
             full = {
                 "_id": new_id("sweep"),
@@ -140,6 +140,8 @@ class SweepsRepository:
 
     def claim(self, conversation_id: str, worker: str, ttl_ms: int) -> dict | None:
         """Take one conversation if it is still waiting or its lease has expired (atomic)."""
+        from pymongo import ReturnDocument
+
         moment = epoch_ms()
         query = {
             "_id": conversation_id,

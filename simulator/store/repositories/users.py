@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from simulator.domain.clock import now
 from simulator.store.foreign import ours
 
@@ -23,6 +21,8 @@ class UsersRepository:
 
     def ensure(self, name: str) -> None:
         """Record a user the first time they act; later calls change nothing."""
+        from pymongo.errors import DuplicateKeyError
+
         with contextlib.suppress(DuplicateKeyError):
             self._users.insert_one(
                 {"_id": name, "created_at": now(), "schema_version": SCHEMA_VERSION}
@@ -32,6 +32,8 @@ class UsersRepository:
         return list(self._users.find(ours()).sort("_id", 1))
 
     def set_favourite(self, user: str, kind: str, target_id: str, favourite: bool) -> None:
+        from pymongo.errors import DuplicateKeyError
+
         key = f"{user}|{kind}|{target_id}"
         if favourite:
             doc = {

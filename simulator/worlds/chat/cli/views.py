@@ -3,6 +3,8 @@ conversation's messages day by day with the day summaries, and its menus."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
@@ -14,18 +16,44 @@ from simulator.cli.transcript_view import shown, stored_count
 from simulator.cli.view_parts import CreateFlow, MenuEntry
 from simulator.domain.plural import count
 from simulator.services.experiments import ExperimentView
-from simulator.worlds.chat.cli.create_menu import run_create
-from simulator.worlds.chat.cli.duplicate_menu import duplicate
-from simulator.worlds.chat.cli.perform_menu import perform
-from simulator.worlds.chat.cli.sweep_menu import perform_sweep
 from simulator.worlds.chat.domain.experiment import Experiment
 from simulator.worlds.chat.services import roles
 
-CREATE = (CreateFlow("Create experiment", run_create),)
-EDIT_ENTRIES = (MenuEntry("Duplicate and update", duplicate),)
+if TYPE_CHECKING:
+    from simulator.cli.context import AppContext
+
+
+# The menus (and the run engine they start) load when chosen, not with every listing that
+# reads these views.
+def _create(app: AppContext) -> None:
+    from simulator.worlds.chat.cli.create_menu import run_create
+
+    run_create(app)
+
+
+def _duplicate(app: AppContext, view: ExperimentView) -> str | None:
+    from simulator.worlds.chat.cli.duplicate_menu import duplicate
+
+    return duplicate(app, view)
+
+
+def _perform(app: AppContext, view: ExperimentView) -> None:
+    from simulator.worlds.chat.cli.perform_menu import perform
+
+    perform(app, view)
+
+
+def _perform_sweep(app: AppContext, view: ExperimentView) -> None:
+    from simulator.worlds.chat.cli.sweep_menu import perform_sweep
+
+    perform_sweep(app, view)
+
+
+CREATE = (CreateFlow("Create experiment", _create),)
+EDIT_ENTRIES = (MenuEntry("Duplicate and update", _duplicate),)
 RUN_ENTRIES = (
-    MenuEntry("Perform conversation", perform),
-    MenuEntry("Perform conversations (sweep)", perform_sweep),
+    MenuEntry("Perform conversation", _perform),
+    MenuEntry("Perform conversations (sweep)", _perform_sweep),
 )
 PICKER_PROGRESS = "{} messages"
 

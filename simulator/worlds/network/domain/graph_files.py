@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from simulator.errors import UserError
 from simulator.worlds.network.domain.csv_text import csv_problem, read_csv_text
+
+if TYPE_CHECKING:  # networkx loads when graphs are built: the world's flags need none
+    import networkx as nx
 
 MAX_NODES = 10_000
 MAX_GRAPH_FILE_BYTES = 50_000_000
@@ -107,6 +108,8 @@ def _number(value: str, path: Path, line: int, field: str) -> float:
 def _from_edges(
     rows: list[tuple[int, list[str]]], n: int | None, path: Path, field: str
 ) -> nx.Graph:
+    import networkx as nx
+
     if not _numeric(rows[0][1][:2]):
         rows = rows[1:]  # a header row: source,target
     graph = nx.Graph()
@@ -143,6 +146,7 @@ def _from_edges(
 
 def _from_matrix(matrix: Any, what: str, field: str) -> nx.Graph:
     """An undirected graph from a square matrix: nonzero (i, j) links i and j."""
+    import networkx as nx
     import numpy as np
 
     linked = np.asarray(matrix, dtype=float) != 0
@@ -189,6 +193,8 @@ def _from_npy(path: Path, field: str) -> list[nx.Graph]:
 
 def _renumbered(graph: nx.Graph) -> nx.Graph:
     """Nodes in order 0..n-1 (an edge list adds them in the order they appear)."""
+    import networkx as nx
+
     ordered = nx.Graph()
     ordered.add_nodes_from(sorted(graph.nodes))
     ordered.add_edges_from(graph.edges)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 from simulator.domain.limits import MAX_SEED
 from simulator.errors import UserError
 from simulator.worlds.network.domain.graph_files import MAX_NODES, read_graph_file
+
+if TYPE_CHECKING:  # networkx loads when graphs are built: the world's flags need none
+    import networkx as nx
 
 MAX_COMPLETE_NODES = 2_000  # a complete graph of n has n(n-1)/2 edges: 2,000 is 2 million
 MAX_SNAPSHOTS = 1_000
@@ -240,6 +242,8 @@ def build_graphs(
 def snapshot_graphs(snapshots: Sequence[Sequence[Sequence[int]]], n: int) -> list[nx.Graph]:
     """Stored snapshots (edge lists) as graphs on nodes 0..n-1, as a run and its analysis
     read them back."""
+    import networkx as nx
+
     graphs = []
     for edges in snapshots or [[]]:
         graph = nx.Graph()
@@ -256,6 +260,8 @@ def graph_for_round(graphs: Sequence[nx.Graph], round_index: int) -> nx.Graph:
 
 
 def _static(spec: BaseModel, base_dir: Path | None, where: str) -> list[nx.Graph]:
+    import networkx as nx
+
     if isinstance(spec, CompleteGraph):
         graph = nx.complete_graph(spec.n)
         if spec.self_loops:

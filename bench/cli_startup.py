@@ -1,0 +1,165 @@
+"""How long `llm-sim` takes to start: each command as a real process, against Python itself.
+
+    python bench/cli_startup.py                        # 15 rounds
+    python bench/cli_startup.py --rounds 30
+    python bench/cli_startup.py --compare /work/main   # + the same commands from another checkout
+
+Times, as whole processes from start to exit (output discarded), `llm-sim --help`,
+`llm-sim --version`, `llm-sim experiment list`, `llm-sim run --help` and `llm-sim sweep status
+SWEEP_ID`, the last three on a tiny store (one experiment, one sweep of two conversations,
+built before timing in a temp SIM_DB folder), against `python -c "import click"` and
+`python -c pass` in the same run. Each round runs every process once, in an order rotated per
+round, so a busy machine weighs on all of them alike. Prints the best and median seconds, the
+median's ratio to `import click`, and how many modules the process held at exit (read once per
+command, through the same `main()`).
+
+The commands run as `python main.py ARGS` from this checkout (`--script`: the installed
+`llm-sim` script, with this checkout first on PYTHONPATH). `--compare PATH` adds each command
+run from another checkout, interleaved in the same rounds. Not a test: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = {
+    "--help": ["--help"],
+    "--version": ["--version"],
+    "experiment list": ["experiment", "list"],
+    "run --help": ["run", "--help"],
+    "sweep status": ["sweep", "status", "{sweep}"],
+}
+BASELINES = {'python -c "import click"': "import click", "python -c pass": "pass"}
+# `python -c PROBE OUT ARGS...`: `llm-sim ARGS` through main(), then its modules' count to OUT
+PROBE = (
+    "import atexit, sys\n"
+    "out = sys.argv[1]\n"
+    "sys.argv = ['llm-sim', *sys.argv[2:]]\n"
+    "atexit.register(lambda: open(out, 'w').write(str(len(sys.modules))))\n"
+    "from simulator.cli.main import main\n"
+    "main()\n"
+)
+COUNT = "\nimport sys\nprint(len(sys.modules))"  # appended to a baseline: its modules' count
+
+
+def environment(folder: Path, checkout: Path) -> dict[str, str]:
+    """A clean environment: this bench's store, settings and logs; `checkout` imported first."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SIM_", "DB_", "MONGODB", "OPENAI", "OLLAMA", "PYTHON"))
+    }
+    env.update(
+        SIM_DB=str(folder / "store"),
+        SIM_DATA_DIR=str(folder / "data"),
+        SIM_CONFIG_DIR=str(folder / "config"),
+        SIM_LOG_DIR=str(folder / "logs"),
+        SIM_USER="bench",
+        PYTHONPATH=str(checkout),
+    )
+    return env
+
+
+def cli_argv(checkout: Path, args: list[str], script: bool) -> list[str]:
+    if script:
+        found = shutil.which("llm-sim")
+        if found is None:
+            sys.exit("--script: no llm-sim on PATH (pip install -e .)")
+        return [found, *args]
+    return [sys.executable, str(checkout / "main.py"), *args]
+
+
+def run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
+
+
+def tiny_store(folder: Path, env: dict[str, str]) -> str:
+    """One experiment (the shipped prison chat) and a sweep of two short conversations."""
+    import json
+
+    main = [sys.executable, str(REPO / "main.py")]
+    experiment = REPO / "prompts" / "experiments" / "prison.yaml"
+    made = json.loads(run([*main, "experiment", "create", str(experiment), "--json"], env, folder))
+    sweep = [*main, "sweep", "create", made["id"], "--repetitions", "2", "--llm", "openai:stub"]
+    sweep += ["--messages", "4", "--agents", "Guard=1,Prisoner=1", "--yes", "--json"]
+    return json.loads(run(sweep, env, folder))["sweep_id"]
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd, timeout=300
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr.decode()}")
+    return elapsed
+
+
+def module_count(args: list[str], env: dict[str, str], cwd: Path) -> int:
+    out = cwd / "modules.txt"
+    run([sys.executable, "-c", PROBE, str(out), *args], env, cwd)
+    return int(out.read_text())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--script", action="store_true", help="run the installed llm-sim script")
+    p.add_argument("--compare", type=Path, metavar="PATH", help="another checkout, side by side")
+    args = p.parse_args()
+    checkouts = {"": REPO}
+    if args.compare is not None:
+        checkouts[f" [{args.compare.name}]"] = args.compare.resolve()
+
+    with tempfile.TemporaryDirectory(prefix="cli_startup_") as tmp:
+        folder = Path(tmp)
+        env = environment(folder, REPO)
+        sweep = tiny_store(folder, env)
+        cases: dict[str, tuple[list[str], dict[str, str]]] = {}
+        counts: dict[str, int] = {}
+        for label, code in BASELINES.items():
+            cases[label] = ([sys.executable, "-c", code], env)
+            counts[label] = int(run([sys.executable, "-c", code + COUNT], env, folder))
+        for suffix, checkout in checkouts.items():
+            checkout_env = environment(folder, checkout)
+            for label, template in COMMANDS.items():
+                given = [part.format(sweep=sweep) for part in template]
+                name = f"llm-sim {label}{suffix}"
+                cases[name] = (cli_argv(checkout, given, args.script), checkout_env)
+                counts[name] = module_count(given, checkout_env, folder)
+
+        names = list(cases)
+        times: dict[str, list[float]] = {name: [] for name in names}
+        for round_index in range(args.rounds):
+            shift = round_index % len(names)
+            for name in names[shift:] + names[:shift]:
+                argv, case_env = cases[name]
+                times[name].append(timed(argv, case_env, folder))
+
+    click_median = statistics.median(times['python -c "import click"'])
+    width = max(len(name) for name in names)
+    print(f"{args.rounds} rounds, interleaved; seconds per process, start to exit")
+    print(f"{'process':<{width}}  {'best':>6}  {'median':>6}  {'/ click':>7}  {'modules':>7}")
+    for name in names:
+        best, median = min(times[name]), statistics.median(times[name])
+        print(
+            f"{name:<{width}}  {best:6.3f}  {median:6.3f}  {median / click_median:6.2f}x"
+            f"  {counts.get(name, 0):7d}"
+        )
+
+
+if __name__ == "__main__":
+    main()

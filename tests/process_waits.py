@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import in_process
 import pytest
 
 from simulator.store.database import open_database
@@ -50,6 +51,17 @@ def stored(db: str, collection: str, query: dict, db_name: str | None = None) ->
         store.close()
 
 
+def _settings(db: str, stub: StubLLMServer, db_name: str) -> dict[str, str]:
+    return {
+        "SIM_DB": db,
+        "SIM_DB_NAME": db_name,
+        "SIM_USER": "alice",
+        "OPENAI_BASE_URL": stub.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "SIM_PROGRESS_EVERY": "1000",
+    }
+
+
 def cli(
     db: str,
     stub: StubLLMServer,
@@ -59,16 +71,7 @@ def cli(
 ) -> subprocess.Popen:
     """`llm-sim ARGS` in its own process on the stub; `python` replaces `python main.py` (a
     patched entry)."""
-    env = {
-        **os.environ,
-        "SIM_DB": db,
-        "SIM_DB_NAME": db_name,
-        "SIM_USER": "alice",
-        "OPENAI_BASE_URL": stub.openai_base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "PYTHONPATH": str(REPO),
-        "SIM_PROGRESS_EVERY": "1000",
-    }
+    env = {**os.environ, **_settings(db, stub, db_name), "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
         [*(python or [sys.executable, str(REPO / "main.py")]), *args],
         env=env,
@@ -77,6 +80,14 @@ def cli(
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def cli_here(
+    db: str, stub: StubLLMServer, *args: str, db_name: str = "llm_simulator"
+) -> subprocess.CompletedProcess:
+    """The same command run to its end in this process (tests/in_process.py), for the steps
+    whose process is not the point: the resume after a kill, a status read beside a run."""
+    return in_process.llm_sim(*args, env=_settings(db, stub, db_name))
 
 
 def terminate(proc: subprocess.Popen, patience_s: float = PATIENCE_S) -> tuple[str, str]:

@@ -16,9 +16,10 @@ FIXTURE = REPO / "tests" / "fixtures" / "prison_paper"
 MAPPING = REPO / "prompts" / "mappings" / "prison_paper.yaml"
 
 
-def import_cut(run_cli, store_uri: str) -> list[PaperConversation]:
+def import_cut(run_cli, store_uri: str, env: dict | None = None) -> list[PaperConversation]:
+    """`env` is laid over the call's settings (an isolated data folder, variables unset)."""
     db_name = f"t_{uuid.uuid4().hex[:10]}"
-    env = {"SIM_DB": store_uri, "SIM_DB_NAME": db_name, "SIM_USER": "alice"}
+    env = {**(env or {}), "SIM_DB": store_uri, "SIM_DB_NAME": db_name, "SIM_USER": "alice"}
     result = run_cli(["import", "table", str(MAPPING), "--from", str(FIXTURE), "--json"], env=env)
     assert result.code == 0, result.err
     store = open_store(open_database(store_uri, db_name))

@@ -17,7 +17,7 @@ from simulator.analysis.prison_paper.outcomes import outcome_tables
 from simulator.analysis.prison_paper.rows import PaperConversation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_import import FIXTURE, import_cut
+from paper_import import FIXTURE
 
 COLUMNS = {
     "model": "llm",
@@ -60,8 +60,8 @@ def _table(tables, key):
 
 
 @pytest.fixture
-def imported(run_cli, store_uri) -> list[PaperConversation]:
-    return import_cut(run_cli, store_uri)
+def imported(paper_cut) -> list[PaperConversation]:
+    return list(paper_cut)
 
 
 def test_failure_tables_follow_the_failures_script(imported):

@@ -22,7 +22,7 @@ from simulator.analysis.prison_paper.toxicity import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_import import FIXTURE, import_cut
+from paper_import import FIXTURE
 
 # Each chart: the spreadsheet its script reads and its columns for all, prisoner and guard.
 SCRIPT_COLUMNS = {
@@ -82,8 +82,8 @@ def script_bars(name: str, columns: tuple[str, ...]) -> dict[tuple, tuple[float,
 
 
 @pytest.fixture
-def imported(run_cli, store_uri) -> list[PaperConversation]:
-    return import_cut(run_cli, store_uri)
+def imported(paper_cut) -> list[PaperConversation]:
+    return list(paper_cut)
 
 
 def test_every_bar_equals_the_scripts_computation_on_the_cut(imported):

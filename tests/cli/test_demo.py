@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import in_process
 import pytest
 from pty_session import REPO
 
@@ -68,28 +69,17 @@ def test_the_estimate_counts_every_call_and_names_its_basis(prison_view):
 
 
 def demo(*args: str, tmp_path) -> subprocess.CompletedProcess:
-    return llm_sim("demo", *args, tmp_path=tmp_path)
-
-
-def output_of(*args: str, tmp_path) -> str:
-    done = llm_sim(*args, tmp_path=tmp_path)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def llm_sim(*args: str, tmp_path) -> subprocess.CompletedProcess:
+    """The bundled model's demo as a new user's shell starts it: a fresh process, a bare
+    environment and home."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "HF_HUB_OFFLINE": "1",
-        "SIM_DATA_DIR": str(tmp_path / "data"),
-        "SIM_CONFIG_DIR": str(tmp_path / "config"),
-        "SIM_LOG_DIR": str(tmp_path / "logs"),
-        "SIM_USER": "alice",
+        **settings(tmp_path),
         "PYTHONPATH": str(REPO),
     }
     return subprocess.run(
-        [sys.executable, str(REPO / "main.py"), *args],
+        [sys.executable, str(REPO / "main.py"), "demo", *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -98,8 +88,28 @@ def llm_sim(*args: str, tmp_path) -> subprocess.CompletedProcess:
     )
 
 
+def settings(tmp_path) -> dict[str, str]:
+    return {
+        "SIM_DATA_DIR": str(tmp_path / "data"),
+        "SIM_CONFIG_DIR": str(tmp_path / "config"),
+        "SIM_LOG_DIR": str(tmp_path / "logs"),
+        "SIM_USER": "alice",
+    }
+
+
+def here(*args: str, tmp_path) -> subprocess.CompletedProcess:
+    """`llm-sim ARGS` in this process on the same settings (the store `demo` wrote)."""
+    return in_process.llm_sim(*args, env=settings(tmp_path), cwd=tmp_path)
+
+
+def output_of(*args: str, tmp_path) -> str:
+    done = here(*args, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_the_demo_announces_sampling_and_time_before_it_runs(tmp_path):
-    done = demo("--llm", "mock:demo", "--messages", "2", "--days", "1", tmp_path=tmp_path)
+    done = here("demo", "--llm", "mock:demo", "--messages", "2", "--days", "1", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     err = done.stderr
     assert "Sampling for mock:demo: " in err and "the experiment's defaults" in err

@@ -11,8 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import in_process
 import pytest
-from process_waits import cli, stored, terminate, wait_until
+from process_waits import cli, cli_here, stored, terminate, wait_until
 
 from simulator.cli.interrupts import Terminated, sigterm_ends_the_command
 from simulator.services import experiments as exp_service
@@ -51,9 +52,8 @@ def _parent(db: str, exp_id: str) -> str:
 
 
 def _finish(db: str, stub: StubLLMServer, conversation_id: str) -> None:
-    proc = cli(db, stub, "conversation", "resume", conversation_id)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
+    done = cli_here(db, stub, "conversation", "resume", conversation_id)
+    assert done.returncode == 0, done.stderr
 
 
 def _started(db: str, exp_id: str, stub: StubLLMServer, command: str) -> subprocess.Popen:
@@ -155,7 +155,8 @@ def test_sigterm_during_an_import_leaves_nothing_half_imported(tmp_path):
     source = open_database(str(tmp_path / "source"), "reference")
     build_prison_database(source.db)
     source.close()
-    env = {**os.environ, "SIM_DB": str(tmp_path / "store"), "SIM_USER": "alice"}
+    settings = {"SIM_DB": str(tmp_path / "store"), "SIM_USER": "alice"}
+    env = {**os.environ, **settings}
     args = ["import", "reference", "--from", str(tmp_path / "source"), "--db-name", "reference"]
     args += ["--yes"]
     stopped = subprocess.run([sys.executable, "-c", TERMINATED_MID_IMPORT, *args], env=env,
@@ -171,8 +172,7 @@ def test_sigterm_during_an_import_leaves_nothing_half_imported(tmp_path):
     finally:
         store.close()
 
-    again = subprocess.run([sys.executable, str(REPO / "main.py"), *args], env=env,
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    again = in_process.llm_sim(*args, env=settings)  # the run again: in this process
     assert again.returncode == 0, again.stderr
     store = open_store_uri(str(tmp_path / "store"))
     try:

@@ -8,7 +8,6 @@ continuation's calls, and every field the parent fixed is refused (exit 2, nothi
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -311,10 +310,9 @@ def test_a_fork_sweep_killed_mid_way_resumes_to_the_uninterrupted_transcripts(
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
-    resumed = _cli(cut, "sweep", "resume", sweeps[cut["SIM_DB"]], "--json")
-    out, err = resumed.communicate(timeout=120)
-    assert resumed.returncode == 0, err
-    assert json.loads(out)["counts"]["done"] == 6
+    resumed = run_cli(["sweep", "resume", sweeps[cut["SIM_DB"]], "--json"], env=cut)
+    assert resumed.code == 0, resumed.err
+    assert resumed.json()["counts"]["done"] == 6
 
     store = open_store_uri(cut["SIM_DB"])
     try:

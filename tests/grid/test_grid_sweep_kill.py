@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 from grid_helpers import cli, grid_view, scripted
+from process_waits import cli_here
 
 from simulator.store.database import open_database
 from simulator.store.store import open_store
@@ -48,8 +49,10 @@ def test_sigkill_mid_step_then_resume(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
         sent_before = len(stub.chat_requests)
-        resumed = cli(db, stub, "sweep", "resume", sweep["_id"], "--concurrency", "3", "--json")
-        out, err = resumed.communicate(timeout=240)
+        resumed = cli_here(
+            db, stub, "sweep", "resume", sweep["_id"], "--concurrency", "3", "--json"
+        )
+        out, err = resumed.stdout, resumed.stderr
         assert resumed.returncode == 0, err
         assert json.loads(out)["complete"]
         sent_after = len(stub.chat_requests) - sent_before

@@ -18,6 +18,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grid"))
 from grid_helpers import GRID_YAML, cli
+from process_waits import cli_here
 
 from simulator.services import experiments as exp_service
 from simulator.store.database import open_database
@@ -104,8 +105,8 @@ def test_sigkill_mid_run_then_resume_rates_and_embeds_nothing_stored(tmp_path):
             store.close()
         assert stored_before  # the kill came after records were stored
         requests_before = len(stub.requests)
-        resumed = cli(db, stub, "sweep", "resume", sweep["_id"], "--json")
-        out, err = resumed.communicate(timeout=240)
+        resumed = cli_here(db, stub, "sweep", "resume", sweep["_id"], "--json")
+        out, err = resumed.stdout, resumed.stderr
         assert resumed.returncode == 0, err
         assert json.loads(out)["complete"]
         embedded_after = _embedded(stub, requests_before)

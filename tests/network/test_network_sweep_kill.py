@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from process_waits import cli_here
 
 from simulator.services import experiments as exp_service
 from simulator.store.database import open_database
@@ -115,8 +116,10 @@ def test_sigkill_mid_round_then_resume(tmp_path):
         proc.communicate(timeout=30)
         sent_before = len(stub.chat_requests)
         assert sent_before < total_calls  # killed mid-sweep
-        resumed = cli(db, stub, "sweep", "resume", sweep["_id"], "--concurrency", "3", "--json")
-        out, err = resumed.communicate(timeout=240)
+        resumed = cli_here(
+            db, stub, "sweep", "resume", sweep["_id"], "--concurrency", "3", "--json"
+        )
+        out, err = resumed.stdout, resumed.stderr
         assert resumed.returncode == 0, err
         assert json.loads(out)["complete"]
         sent_after = len(stub.chat_requests) - sent_before

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from process_waits import PATIENCE_S, stored, wait_until
+from process_waits import PATIENCE_S, cli_here, stored, wait_until
 from sweep_processes import MESSAGES, check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
@@ -62,12 +62,11 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, stub, prison_path):
         target = len(stored(db, "messages", {})) + rng.randint(2, 8)
         proc = cli(db, stub, "sweep", "run", sweep_id, "--concurrency", "4")
         wait_until(proc, _half_written(db, sweep_id, target), f"{target} stored messages")
-        if kills == 0:  # `sweep status` from another process, mid-run
+        if kills == 0:  # `sweep status` from another process (this one), mid-run
             with replies_held(stub):  # the run cannot finish while the status is read
-                watcher = cli(db, stub, "sweep", "status", sweep_id, "--json")
-                out, err = watcher.communicate(timeout=60)
-                assert watcher.returncode == 0, err
-                assert json.loads(out)["total"] == 12
+                watcher = cli_here(db, stub, "sweep", "status", sweep_id, "--json")
+                assert watcher.returncode == 0, watcher.stderr
+                assert json.loads(watcher.stdout)["total"] == 12
                 assert proc.poll() is None, proc.communicate()
                 proc.send_signal(signal.SIGKILL)
         else:
@@ -75,10 +74,9 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, stub, prison_path):
         kills += 1
         proc.communicate(timeout=30)
     assert kills == 4
-    resumed = cli(db, stub, "sweep", "resume", sweep_id, "--concurrency", "4", "--json")
-    out, err = resumed.communicate(timeout=240)
-    assert resumed.returncode == 0, err
-    assert json.loads(out)["complete"]
+    resumed = cli_here(db, stub, "sweep", "resume", sweep_id, "--concurrency", "4", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["complete"]
     conversations = check_exact_finish(db, sweep_id)
     assert max(c["claims"] for c in conversations) >= 2  # some were taken over after a kill
 

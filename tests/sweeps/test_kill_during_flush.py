@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from process_waits import cli_here
 from sweep_processes import check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
@@ -75,9 +76,9 @@ def test_kill_during_a_batched_flush_then_resume(tmp_path, stub, prison_path, fl
     finally:
         store.close()
 
-    resumed = cli(db, stub, "sweep", "resume", sweep_id, "--concurrency", "16", "--json",
-                  db_name=db_name)  # fmt: skip
-    out, err = resumed.communicate(timeout=240)
+    resumed = cli_here(db, stub, "sweep", "resume", sweep_id, "--concurrency", "16", "--json",
+                       db_name=db_name)  # fmt: skip
+    out, err = resumed.stdout, resumed.stderr
     assert resumed.returncode == 0, err
     assert json.loads(out)["complete"]
     check_exact_finish(db, sweep_id, db_name)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from process_waits import cli_here
 from sweep_processes import MESSAGES, check_exact_finish, cli, make_sweep
 
 from simulator.services import experiments as exp_service
@@ -81,8 +82,8 @@ def test_a_full_disk_stops_a_sweep_resumably(tmp_path, stub, prison_path, monkey
         store.close()
 
     monkeypatch.setenv("FULL_COLLECTIONS", "")  # space again
-    resumed = cli(db, stub, "sweep", "resume", sweep_id, "--concurrency", "2", "--json")
-    out, err = resumed.communicate(timeout=240)
+    resumed = cli_here(db, stub, "sweep", "resume", sweep_id, "--concurrency", "2", "--json")
+    out, err = resumed.stdout, resumed.stderr
     assert resumed.returncode == 0, err
     assert json.loads(out)["complete"]
     check_exact_finish(db, sweep_id)
@@ -111,8 +112,8 @@ def test_a_full_disk_stops_a_run_resumably(tmp_path, stub, prison_path, monkeypa
     _one_sentence(err, db, f"run `llm-sim conversation resume {doc['_id']}`")
 
     monkeypatch.setenv("FULL_COLLECTIONS", "")
-    resumed = cli(db, stub, "conversation", "resume", doc["_id"])
-    _, err = resumed.communicate(timeout=240)
+    resumed = cli_here(db, stub, "conversation", "resume", doc["_id"])
+    err = resumed.stderr
     assert resumed.returncode == 0, err
     store = open_store_uri(db)
     try:

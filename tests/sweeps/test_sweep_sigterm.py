@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from process_waits import stored, terminate, wait_until
+from process_waits import cli_here, stored, terminate, wait_until
 from sweep_processes import check_exact_finish, cli, make_sweep
 
 from simulator.store.database import open_database
@@ -49,8 +49,8 @@ def test_sigterm_stops_a_sweep_resumably(tmp_path, stub, prison_path, verb):
         store.close()
 
     stub.latency_s = 0.05
-    resumed = cli(db, stub, "sweep", "resume", sweep_id, "--concurrency", "2", "--json")
-    out, err = resumed.communicate(timeout=240)
+    resumed = cli_here(db, stub, "sweep", "resume", sweep_id, "--concurrency", "2", "--json")
+    out, err = resumed.stdout, resumed.stderr
     assert resumed.returncode == 0, err
     assert json.loads(out)["complete"]
     check_exact_finish(db, sweep_id)

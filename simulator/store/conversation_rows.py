@@ -275,3 +275,35 @@ def rows_table(collection: Any) -> Any | None:
         return None
     ensure(table)
     return table
+
+
+def drift(table: Any) -> list[str]:
+    """How the kept rows and counts differ from a full recount of the stored documents (each
+    one decoded whole): empty when exact. For tests and checks, never on a hot path."""
+    connection = catch_up(table)
+    expected = {
+        key: (key, *columns(table._decode_doc(raw)))
+        for key, raw in connection.execute(f"SELECT _id, doc FROM {DOCUMENTS}")
+    }
+    kept = {row[0]: tuple(row) for row in connection.execute("SELECT * FROM sim_rows")}
+    found = [
+        f"row {key}: kept {kept.get(key)}, stored {row}"
+        for key, row in expected.items()
+        if kept.get(key) != row
+    ]
+    found += [f"row {key} kept for no document" for key in kept.keys() - expected.keys()]
+    counts: dict[tuple, list[int]] = {}
+    for row in expected.values():
+        if row[5] is not None:
+            total = counts.setdefault((row[5], row[6] or ""), [0, 0, 0])
+            total[0] += 1
+            total[1] += row[12]
+            total[2] += row[13]
+    kept_counts = {
+        (sweep_id, status): [n, calls, tokens]
+        for sweep_id, status, n, calls, tokens in connection.execute("SELECT * FROM sim_counts")
+        if n
+    }
+    if kept_counts != counts:
+        found.append(f"counts: kept {kept_counts}, recounted {counts}")
+    return found

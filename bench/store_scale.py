@@ -37,8 +37,10 @@ version of this tool) times the read steps of that version too, on the same stor
 interleaved rounds, and prints the ratio. Without `--keep` the stores live in a temporary
 folder. Calls are not seeded (the calls table of the export stays empty); with `--steps 'sweep
 create'` alone nothing is seeded. Above 10,000 the sweep has 10,000 repetitions per cell and
-one cell per number of days (1M: days 1 to 100, 200 messages planned). Not a test: it prints
-figures.
+one cell per number of days (100,000: days 1 to 10). A sweep holds 100,000 conversations at
+most, so 1M is ten such sweeps (other seeds), each created by the CLI: `sweep create` is the
+last one's, into a store already holding 900,000, and `sweep create (all)` the ten together;
+the read steps ask about the last sweep. Not a test: it prints figures.
 """
 
 from __future__ import annotations
@@ -122,22 +124,26 @@ def cli(
 MAX_REPETITIONS = 10_000  # per cell (SweepSpec.repetitions)
 
 
-def sweep_yaml(path: Path, n: int) -> Path:
+MAX_SWEEP = 100_000  # conversations a sweep may hold: 1M is ten sweeps
+
+
+def sweep_yaml(path: Path, n: int, number: int = 0) -> Path:
     """One cell of n repetitions up to 10,000; beyond, n / 10,000 cells that differ in their
-    number of days (`every_day_count`), as a sweep of 100,000 must have at least 10 cells."""
+    number of days (`every_day_count`), as a sweep of 100,000 must have at least 10 cells.
+    `number`: which of several sweeps (another seed: other conversations)."""
     cells = -(-n // MAX_REPETITIONS)
     if n % cells:
         raise SystemExit(f"--sizes: {n} is not a multiple of {cells} cells")
     days = f"days: {cells}\nevery_day_count: true\n" if cells > 1 else "days: 1\n"
     path.write_text(
-        "name: scale\n"
+        f"name: scale {number}\n"
         f"repetitions: {n // cells}\n"
         "llms: [local:smollm2]\n"
         f"total_messages: {max(MESSAGES, 2 * cells)}\n"  # every day holds two at least
         f"{days}"
         "agents: {Guard: 1, Prisoner: 1}\n"
         "speaker_methods: [round_robin]\n"
-        "seed: 7\n"
+        f"seed: {7 + number}\n"
     )
     return path
 
@@ -215,13 +221,14 @@ def status_of(position: int) -> str:
     return "done"
 
 
-def seed(uri: str, db_name: str, sweep_id: str, messages_up_to: int) -> float:
-    """Mixed statuses for every conversation, 20 messages for the first `messages_up_to`;
-    returns seconds spent. On the embedded store straight into its SQLite tables."""
+def seed(uri: str, db_name: str, sweep_ids: list[str], messages_up_to: int) -> float:
+    """Mixed statuses for every conversation of the sweeps, 20 messages for the first
+    `messages_up_to`; returns seconds spent. On the embedded store straight into its SQLite
+    tables."""
     start = time.perf_counter()
     store = open_store_uri(uri, db_name)
     db = store.db
-    ids = store.sweeps.conversation_ids(sweep_id)
+    ids = [cid for sweep_id in sweep_ids for cid in store.sweeps.conversation_ids(sweep_id)]
     rng = random.Random(7)
     created = now()
     messages = direct_table(db.messages)
@@ -298,18 +305,30 @@ def one_size(
     else:
         _, out = cli(["experiment", "import", str(EXPERIMENT), "--json"], env, timeout)
         experiment_id = json.loads(out)["id"]
-        spec = sweep_yaml(work / f"sweep_{n}.yaml", n)
-        results["sweep create"], out = cli(
-            ["sweep", "create", experiment_id, str(spec), "--yes", "--json"], env, timeout
-        )
-        if not out:
-            return results
-        sweep_id = json.loads(out)["sweep_id"]
+        sweep_ids = []
+        for number in range(-(-n // MAX_SWEEP)):  # the last one into a store of n - 100,000
+            spec = sweep_yaml(work / f"sweep_{n}_{number}.yaml", min(n, MAX_SWEEP), number)
+            created, out = cli(
+                ["sweep", "create", experiment_id, str(spec), "--yes", "--json"], env, timeout
+            )
+            if not out:
+                results["sweep create"] = created
+                return results
+            sweep_ids.append(json.loads(out)["sweep_id"])
+            if number:
+                print(f"  N={n}: sweep {number + 1} created in {_seconds(created.wall_s)}")
+            results["sweep create"] = created
+            total = results.get("sweep create (all)")
+            walls = (total.wall_s or 0) + (created.wall_s or 0) if total else created.wall_s
+            results["sweep create (all)"] = Measure(walls, None, created.code)
+        if len(sweep_ids) == 1:
+            results.pop("sweep create (all)")
+        sweep_id = sweep_ids[-1]
         if set(steps) == {"sweep create"}:  # nothing reads the messages: no seeding
             return results
         with_messages = min(n, messages_up_to)
         print(f"  N={n}: seeding {with_messages * MESSAGES:,} messages …", flush=True)
-        seconds = seed(uri, db_name, sweep_id, messages_up_to)
+        seconds = seed(uri, db_name, sweep_ids, messages_up_to)
         print(f"  N={n}: seeded in {seconds:.1f} s", flush=True)
         if built is not None:
             built.write_text(json.dumps({"sweep_id": sweep_id}))
@@ -347,6 +366,7 @@ def one_size(
         results["measures"], _ = cli(["measures", sweep_id], env, timeout)
     if "sweep create" not in steps:
         results.pop("sweep create", None)
+        results.pop("sweep create (all)", None)
     return results
 
 

@@ -209,3 +209,24 @@ def test_a_claim_reads_candidates_from_the_index_not_the_documents(embedded, wri
     store.conversations.get(doc["_id"])
     store.sweeps.status_summary("s1") if store.sweeps.list() else None
     assert store.db.conversations._store._query_index is None
+
+
+def test_an_answer_while_another_process_holds_the_write_lock_uses_the_last_rows(embedded):
+    """A question never fails for want of the write lock (another process's bulk insert
+    holding it): it answers from the rows as caught up last, and catches up afterwards."""
+    store = embedded
+    store.sweeps.insert_conversations([conversation(i) for i in range(3)])
+    assert store.sweeps.status_counts("s1") == {"pending": 3}
+    store.db.conversations.update_one({"_id": "conv_000"}, {"$set": {"status": "done"}})
+    connection = table(store)._connection
+    connection.execute("PRAGMA busy_timeout = 50")
+    path = connection.execute("PRAGMA database_list").fetchone()[2]
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        assert store.sweeps.status_counts("s1") == {"pending": 3}  # not yet re-read
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert store.sweeps.status_counts("s1") == {"pending": 2, "done": 1}
+    exact(store)

@@ -28,7 +28,6 @@ from simulator.store.conversation_questions import stored_keys
 from simulator.store.embedded import table_of
 
 STAGING = "bulk_staging"
-CACHE_KIB = -256 * 1024  # SQLite's page cache while a bulk insert runs (negative: KiB)
 
 
 def insert_all_or_none(
@@ -40,9 +39,6 @@ def insert_all_or_none(
     if side:
         rows.catch_up(table)
     connection.execute(f"ATTACH DATABASE '' AS {STAGING}")  # private, deleted when detached
-    cache = connection.execute("PRAGMA main.cache_size").fetchone()[0]
-    for schema in ("main", STAGING):  # a million rows' index pages stay in memory meanwhile
-        connection.execute(f"PRAGMA {schema}.cache_size = {CACHE_KIB}")
     try:
         extra = "".join(f", {name}" for name in rows.COLUMNS) if side else ""
         connection.execute(f"CREATE TABLE {STAGING}.rows(_id PRIMARY KEY, value, doc{extra})")
@@ -67,7 +63,6 @@ def insert_all_or_none(
             connection.rollback()
         collection._store._query_index = None
         connection.execute(f"DETACH DATABASE {STAGING}")
-        connection.execute(f"PRAGMA main.cache_size = {int(cache)}")
 
 
 def _data_version(connection: Any) -> int:

@@ -195,7 +195,7 @@ def _patient(connection: Any) -> Iterator[None]:
     before = connection.execute("PRAGMA busy_timeout").fetchone()[0]
     cache = connection.execute("PRAGMA cache_size").fetchone()[0]
     connection.execute("PRAGMA busy_timeout = 600000")
-    connection.execute("PRAGMA cache_size = -262144")
+    connection.execute("PRAGMA cache_size = -65536")  # 64 MiB
     try:
         yield
     finally:

@@ -17,7 +17,8 @@ process of this checkout, as a user starts it, and reads its peak resident memor
     export             llm-sim export SWEEP -o DIR   (jsonl; also "export csv", "export parquet")
     measures           llm-sim measures SWEEP
 
-and, in one warm process (the store's own share, without Python's start-up): `sweep status`'s
+and `llm-sim --help` (the start-up every command pays, the floor of the figures above), and,
+in one warm process (the store's own share, without Python's start-up): `sweep status`'s
 summary, the default listing page, and claiming a conversation (`claim_next`, averaged over 200
 claims, then put back), which must not grow with N. It prints wall time, peak RSS and the
 growth between sizes (10k/1k, ..., 1M/100k; linear is 10).
@@ -341,6 +342,8 @@ def one_size(
         "list --experiment": ["conversation", "list", "--experiment", experiment_id],
         "list --mine": ["conversation", "list", "--mine"],
     }
+    if any(step in steps for step in reads):  # the floor of every CLI step: Python's start-up
+        results["start-up (--help)"], _ = cli(["--help"], env, timeout)
     for step, args in reads.items():
         if step not in steps:
             continue

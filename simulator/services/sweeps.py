@@ -252,19 +252,18 @@ def parse_variant_flags(values: Iterable[str]) -> dict[str, list[str] | str]:
     return result
 
 
-EMBEDDED_COMFORT = 20_000  # conversations; beyond this the embedded store gets slow to read
+EMBEDDED_COMFORT = 20_000  # conversations; beyond this export and measures take minutes there
 
 
 def embedded_scale_note(store: Store, conversations: int) -> str | None:
-    """A warning when a large sweep goes into the embedded store, which evaluates every query in
-    Python over the whole collection (bench/store_scale.py); None when it will be comfortable."""
+    """A note when a large sweep goes into the embedded store, whose export and measures read
+    every conversation (bench/store_scale.py); None when it will be comfortable."""
     if conversations < EMBEDDED_COMFORT or is_server_collection(store.db.conversations):
         return None
     return (
         f"note: this sweep has {conversations:,} conversations and the database is the embedded "
-        "store, which reads every conversation of the database for each status and list. At "
-        "100,000 conversations it measured 12 s for sweep create, 4 to 6 s for sweep status "
-        "and conversation list, and export and measures 2 to 7 minutes (on 2 CPUs). For sweeps "
-        "this size a MongoDB server answers status and list from its indexes: "
+        "store. Its sweep status, conversation list and claims answer from indexes at any size, "
+        "but export and measures read every conversation: 2 to 7 minutes at 100,000 (on 2 "
+        "CPUs). For sweeps this size a MongoDB server is faster for those: "
         "--db mongodb://HOST:27017 (or SIM_DB)."
     )

@@ -22,7 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from simulator.store import conversation_rows as rows
 from simulator.store.bulk_insert import ID_TRIES, batches, first_of_each, stored_values
+from simulator.store.conversation_questions import stored_keys
+from simulator.store.embedded import table_of
 
 STAGING = "bulk_staging"
 
@@ -32,18 +35,27 @@ def insert_all_or_none(
 ) -> int:
     """Store the documents whose `unique` value is not stored yet; return how many were."""
     connection = table._connection
+    side = rows.installed(table)  # the conversations' rows: staged with the documents
+    if side:
+        rows.catch_up(table)
     connection.execute(f"ATTACH DATABASE '' AS {STAGING}")  # private, deleted when detached
     try:
-        connection.execute(f"CREATE TABLE {STAGING}.rows(_id PRIMARY KEY, value, doc)")
+        extra = "".join(f", {name}" for name in rows.COLUMNS) if side else ""
+        connection.execute(f"CREATE TABLE {STAGING}.rows(_id PRIMARY KEY, value, doc{extra})")
         before = _data_version(connection)
-        _stage(collection, table, docs, unique, new_id)
+        _stage(collection, table, docs, unique, new_id, side)
         connection.commit()
         connection.execute("BEGIN IMMEDIATE")  # no other process writes until the commit
         if _data_version(connection) != before:  # another process wrote since the checks
-            _drop_stored_keys(collection, connection, unique)
+            _drop_stored_keys(collection, connection, unique, side)
         _renumber_taken_ids(table, connection, new_id)
         copy = f"INSERT INTO main.{table._table_name} SELECT _id, doc FROM {STAGING}.rows"
-        added = connection.execute(copy + " ORDER BY rowid").rowcount
+        if side:
+            with rows.without_triggers(connection):
+                added = connection.execute(copy + " ORDER BY rowid").rowcount
+                _add_rows(connection)
+        else:
+            added = connection.execute(copy + " ORDER BY rowid").rowcount
         connection.commit()
         return added
     finally:
@@ -58,26 +70,58 @@ def _data_version(connection: Any) -> int:
     return connection.execute("PRAGMA main.data_version").fetchone()[0]
 
 
+def _add_rows(connection: Any) -> None:
+    """The staged documents' rows and their counts (the triggers are off meanwhile)."""
+    names = ", ".join(rows.COLUMNS)
+    connection.execute(
+        f"INSERT OR REPLACE INTO main.sim_rows SELECT _id, {names} FROM {STAGING}.rows"
+    )
+    connection.execute(
+        "INSERT INTO main.sim_counts SELECT sweep_id, coalesce(status, ''), count(*),"
+        f" sum(calls), sum(tokens_out) FROM {STAGING}.rows WHERE sweep_id IS NOT NULL"
+        " GROUP BY sweep_id, coalesce(status, '') ON CONFLICT(sweep_id, status) DO UPDATE SET"
+        " n = n + excluded.n, calls = calls + excluded.calls,"
+        " tokens_out = tokens_out + excluded.tokens_out"
+    )
+
+
+def _stored(collection: Any, unique: str, values: list[Any], side: bool, fresh: bool) -> set:
+    """Which of `values` a stored document holds in `unique` (the conversations' rows answer
+    for their `key` by index; a query would index every conversation)."""
+    if side and unique == "key":
+        return stored_keys(table_of(collection), values, fresh=fresh)
+    return stored_values(collection, unique, values)
+
+
 def _stage(
-    collection: Any, table: Any, docs: Iterable[dict], unique: str, new_id: Callable[[], str]
+    collection: Any,
+    table: Any,
+    docs: Iterable[dict],
+    unique: str,
+    new_id: Callable[[], str],
+    side: bool = False,
 ) -> None:
     """Encode each document with a key not stored and not seen into the staging table."""
     seen_keys: set[Any] = set()
     seen_ids: set[Any] = set()
     connection = table._connection
-    insert = f"INSERT INTO {STAGING}.rows VALUES (?, ?, ?)"
+    marks = ", ".join("?" * (3 + (len(rows.COLUMNS) if side else 0)))
+    insert = f"INSERT INTO {STAGING}.rows VALUES ({marks})"
+    encode, encode_key = table._encode_doc, table.encode_key
     for batch in batches(docs):
-        stored = stored_values(collection, unique, [d[unique] for d in batch])
-        rows = [
+        stored = _stored(collection, unique, [d[unique] for d in batch], side, fresh=False)
+        fresh = [
             d
             for d in first_of_each(batch, unique)
             if d[unique] not in stored and d[unique] not in seen_keys
         ]
-        seen_keys.update(d[unique] for d in rows)
-        _fresh_ids(table, rows, seen_ids, new_id)
-        connection.executemany(
-            insert, ((table.encode_key(d["_id"]), d[unique], table._encode_doc(d)) for d in rows)
-        )
+        seen_keys.update(d[unique] for d in fresh)
+        _fresh_ids(table, fresh, seen_ids, new_id)
+        if side:
+            staged = ((encode_key(d["_id"]), d[unique], encode(d), *rows.columns(d)) for d in fresh)
+        else:
+            staged = ((encode_key(d["_id"]), d[unique], encode(d)) for d in fresh)
+        connection.executemany(insert, staged)
 
 
 def _fresh_ids(table: Any, rows: list[dict], seen: set[Any], new_id: Callable[[], str]) -> None:
@@ -111,10 +155,10 @@ def _stored_ids(table: Any, ids: list[Any]) -> set[Any]:
     return found
 
 
-def _drop_stored_keys(collection: Any, connection: Any, unique: str) -> None:
+def _drop_stored_keys(collection: Any, connection: Any, unique: str, side: bool = False) -> None:
     """Unstage rows whose key another process stored between staging and the write lock."""
     values = [row[0] for row in connection.execute(f"SELECT value FROM {STAGING}.rows")]
-    for value in stored_values(collection, unique, values):
+    for value in _stored(collection, unique, values, side, fresh=True):
         connection.execute(f"DELETE FROM {STAGING}.rows WHERE value = ?", (value,))
 
 

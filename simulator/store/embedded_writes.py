@@ -20,6 +20,7 @@ as before. A failure rolls the whole group back: no op of it is stored.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,32 @@ def raise_field(collection: Any, table: Any, ids: Sequence[Any], name: str, valu
         return True
 
     return _rewrite(collection, table, list(dict.fromkeys(ids)), change)
+
+
+def update_by_id(
+    collection: Any, table: Any, doc_id: Any, change: Callable[[dict], bool]
+) -> dict | None:
+    """`find_one_and_update` by `_id`, written directly: `change(document)` alters it and says
+    whether it matched (False: nothing written); the document after, or None. Read and written
+    in one transaction, so a guard it checks holds when the write lands."""
+    changed: list[dict] = []
+
+    def apply(_: int, document: dict) -> bool:
+        if not change(document):
+            return False
+        changed.append(copy.deepcopy(document))  # the query index keeps `document` itself
+        return True
+
+    _rewrite(collection, table, [doc_id], apply)
+    return changed[0] if changed else None
+
+
+def rewrite(
+    collection: Any, table: Any, ids: Sequence[Any], change: Callable[[int, dict], bool]
+) -> int:
+    """Read each `_id`'s document, let `change(i, document)` alter it (True: write it back),
+    all in one transaction; how many were written (see `_rewrite`)."""
+    return _rewrite(collection, table, ids, change)
 
 
 def _rewrite(

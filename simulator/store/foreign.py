@@ -15,8 +15,10 @@ from typing import Any
 
 from bson import ObjectId
 
+from simulator.store.conversation_questions import foreign_count
+from simulator.store.conversation_rows import installed
 from simulator.store.counting import count
-from simulator.store.embedded import count_ours, table_of
+from simulator.store.embedded import OURS_FIELD, by_ids, count_ours, table_of
 
 OURS: dict = {"schema_version": {"$exists": True}}
 NOT_OURS: dict = {"schema_version": {"$exists": False}}
@@ -39,7 +41,11 @@ def foreign_counts(db: Any, collections: tuple[str, ...] = REFERENCE_COLLECTIONS
 
 def _foreign_count(collection: Any) -> int:
     table = table_of(collection)
-    return count_ours(table)[1] if table is not None else count(collection, NOT_OURS)
+    if table is None:
+        return count(collection, NOT_OURS)
+    if installed(table):  # the conversations' rows (conversation_rows.py) know
+        return foreign_count(table)
+    return count_ours(table)[1]
 
 
 def is_foreign_id(collection: Any, typed_id: str) -> bool:
@@ -48,6 +54,9 @@ def is_foreign_id(collection: Any, typed_id: str) -> bool:
     candidates: list[Any] = [typed_id]
     if _OBJECT_ID.match(typed_id):
         candidates.append(ObjectId(typed_id))
+    table = table_of(collection)
+    if table is not None:  # by primary key: a query would index the whole collection
+        return any(OURS_FIELD not in doc for doc in by_ids(table, candidates))
     found = collection.find_one({"_id": {"$in": candidates}, **NOT_OURS}, {"_id": 1})
     return found is not None
 

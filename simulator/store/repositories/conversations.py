@@ -9,16 +9,11 @@ from simulator.domain.clock import as_datetime, now
 from simulator.domain.ids import new_id
 from simulator.domain.vocabulary import CONVERSATION_STATUSES, FINISHED_STATUSES
 from simulator.errors import NotFound, PermissionRefused
+from simulator.store import conversation_questions as questions
 from simulator.store.batched import BatchReader
+from simulator.store.conversation_rows import rows_table
 from simulator.store.counting import count
-from simulator.store.embedded import (
-    OURS_FIELD,
-    by_ids,
-    count_ours,
-    ids_sorted,
-    newest,
-    table_of,
-)
+from simulator.store.embedded import OURS_FIELD, by_ids
 from simulator.store.embedded_writes import set_fields_one
 from simulator.store.foreign import DEFAULT_IMPORT, foreign_refusal, is_foreign_id, ours
 from simulator.store.indexes import ensure_marker_index, ensure_sparse_unique
@@ -43,6 +38,7 @@ class ConversationsRepository:
         ensure_marker_index(self._col)
         ensure_sparse_unique(self._col, "key")  # the reference tool's conversations lack `key`
         self._summaries.create_index([("conversation_id", 1), ("day", 1)])
+        rows_table(self._col)  # the embedded store's rows: built once for an older store
 
     @staticmethod
     def new_document(doc: dict) -> dict:
@@ -76,7 +72,12 @@ class ConversationsRepository:
         raise RuntimeError("could not allocate a unique conversation id")
 
     def get(self, conversation_id: str) -> dict:
-        doc = self._col.find_one(ours({"_id": conversation_id}))
+        table = rows_table(self._col)
+        if table is not None:  # by primary key: a query would index every conversation
+            found = [d for d in by_ids(table, [conversation_id]) if OURS_FIELD in d]
+            doc = found[0] if found else None
+        else:
+            doc = self._col.find_one(ours({"_id": conversation_id}))
         if doc is None:
             if is_foreign_id(self._col, conversation_id):
                 message, fix = foreign_refusal("conversation", conversation_id, self.import_hint)
@@ -99,15 +100,16 @@ class ConversationsRepository:
     def list(
         self, experiment_id: str | None = None, owner: str | None = None, limit: int = 0
     ) -> list[dict]:
+        table = rows_table(self._col)
+        if table is not None:
+            return self.page(experiment_id, owner, limit or None)
         query = self._listing(experiment_id, owner)
         return list(self._col.find(query).sort("created_at", -1).limit(limit))
 
     def count(self, experiment_id: str | None = None, owner: str | None = None) -> int:
-        table = table_of(self._col)
+        table = rows_table(self._col)
         if table is not None:
-            if not experiment_id and not owner:
-                return count_ours(table)[0]
-            return self._embedded_page(table, experiment_id, owner, 0)[1]
+            return questions.count(table, experiment_id, owner)
         return count(self._col, self._listing(experiment_id, owner))
 
     def page(
@@ -121,14 +123,14 @@ class ConversationsRepository:
         """The newest `limit` matching conversations (None: all), newest first; `only` and
         `exclude` restrict the ids (favourites first: a page of them, then the rest).
 
-        The embedded store reads its table in one pass (`_embedded_page`). Elsewhere a page
+        The embedded store asks its rows' indexes (conversation_rows.py). Elsewhere a page
         reads ids first (a projection sorted on the indexed created_at, with a limit), then the
         page's documents by `_id`; all of them come through an aggregation cursor (mongomock's
         find() cursor copies its whole result list on every row: N x N for N documents).
         """
-        table = table_of(self._col)
+        table = rows_table(self._col)
         if table is not None:
-            return self._embedded_page(table, experiment_id, owner, limit, only, exclude)[0]
+            return self._embedded_page(table, experiment_id, owner, limit, only, exclude)
         query = self._listing(experiment_id, owner)
         if only is not None:
             query["_id"] = {"$in": sorted(only)}
@@ -158,25 +160,22 @@ class ConversationsRepository:
         limit: int | None,
         only: set[str] | None = None,
         exclude: set[str] | None = None,
-    ) -> tuple[list[dict], int]:
-        """`page` on the embedded store, and how many match: one pass over its table (its
-        query index holds every conversation: 84 s and 1.7 GB for a page at 100,000), or the
-        `only` ids read by id."""
+    ) -> list[dict]:
+        """`page` on the embedded store: the ids from its rows' indexes, newest first, then
+        those documents by primary key (`only`: those ids, read by id)."""
 
         def keep(doc: dict) -> bool:
             return (
                 OURS_FIELD in doc
                 and (not experiment_id or doc.get("experiment_id") == experiment_id)
                 and (not owner or doc.get("owner") == owner)
-                and doc["_id"] not in (exclude or ())
             )
 
         if only is not None:
             docs = sorted(filter(keep, by_ids(table, sorted(only))), key=_newest, reverse=True)
-            return (docs if limit is None else docs[:limit]), len(docs)
-        needle = experiment_id or owner or OURS_FIELD
-        ids, matched = newest(table, needle, keep, _newest, limit)
-        return list(by_ids(table, ids)), matched
+            return docs if limit is None else docs[:limit]
+        ids = questions.newest(table, experiment_id, owner, limit, exclude or ())
+        return list(by_ids(table, ids))
 
     @staticmethod
     def guard(conversation_id: str, lease_owner: str | None) -> dict:
@@ -231,7 +230,7 @@ class ConversationsRepository:
     def get_many(self, conversation_ids: list[str]) -> list[dict]:
         """This tool's conversations with these ids, in the order given, missing ones skipped:
         one query per 500 (by `_id` from the embedded store's table, which builds no index)."""
-        table = table_of(self._col)
+        table = rows_table(self._col)
         if table is not None:
             return [doc for doc in by_ids(table, conversation_ids) if OURS_FIELD in doc]
         found: dict[str, dict] = {}
@@ -257,13 +256,9 @@ class ConversationsRepository:
     def ids(self, experiment_id: str) -> list[str]:
         """The ids of the experiment's conversations in the order of `list` (newest first),
         without their documents (see SweepsRepository.conversation_ids)."""
-        table = table_of(self._col)
+        table = rows_table(self._col)
         if table is not None:
-
-            def keep(doc: dict) -> bool:
-                return doc.get("experiment_id") == experiment_id and OURS_FIELD in doc
-
-            return ids_sorted(table, experiment_id, keep, "created_at", descending=True)
+            return questions.newest(table, experiment_id, None, None)
         query = self._listing(experiment_id, None)
         cursor = self._col.find(query, {"_id": 1, "created_at": 1}).sort("created_at", -1)
         return [d["_id"] for d in cursor]

@@ -15,8 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,12 @@ from simulator.domain.clock import epoch_ms, now
 from simulator.domain.ids import new_id
 from simulator.domain.vocabulary import CONVERSATION_STATUSES
 from simulator.errors import NotFound
+from simulator.store import conversation_questions as questions
 from simulator.store.bulk_insert import insert_new
+from simulator.store.conversation_rows import rows_table
 from simulator.store.counting import count_by, is_server_collection
-from simulator.store.embedded import ids_sorted, matching, sort_key, string_element, table_of
+from simulator.store.embedded import by_ids, sort_key
+from simulator.store.embedded_writes import rewrite, set_fields_one, update_by_id
 from simulator.store.foreign import ours
 from simulator.store.indexes import ensure_sparse_unique
 
@@ -92,6 +94,9 @@ class SweepsRepository:
     # -- conversations of a sweep --------------------------------------------------------------
 
     def existing_keys(self, keys: list[str]) -> set[str]:
+        table = rows_table(self._convs)
+        if table is not None:
+            return questions.stored_keys(table, keys)
         found: set[str] = set()
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
@@ -118,10 +123,17 @@ class SweepsRepository:
     def claimable_ids(self, sweep_id: str, limit: int = 256) -> list[str]:
         """Candidates to claim, in sweep order: waiting ones, then expired leases.
 
-        Fetched in batches so that each claim is a lookup by `_id`: the embedded store scans
-        a whole collection for any other query, which made per-claim queries grow with the sweep.
+        Fetched in batches so that each claim is a lookup by `_id`. The embedded store reads
+        them from its rows' (sweep, status, order) index (conversation_rows.py): its query
+        index holds every conversation and is rebuilt whenever another process writes.
         """
         moment = epoch_ms()
+        table = rows_table(self._convs)
+        if table is not None:
+            ids = questions.waiting(table, sweep_id, CLAIMABLE, limit)
+            if len(ids) < limit:
+                ids += questions.expired(table, sweep_id, moment, limit - len(ids))
+            return ids
         waiting = []  # each claimable status on its own: see the module's note on `$eq`
         for status in CLAIMABLE:
             query = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": status}}
@@ -150,16 +162,26 @@ class SweepsRepository:
                 {"status": "running", "lease_expires_ms": {"$lt": moment}},
             ],
         }
-        update = {
-            "$set": {
-                "status": "running",
-                "lease_owner": worker,
-                "lease_expires_ms": moment + ttl_ms,
-                "last_worker": worker,
-            },
-            "$inc": {"claims": 1},
+        fields = {
+            "status": "running",
+            "lease_owner": worker,
+            "lease_expires_ms": moment + ttl_ms,
+            "last_worker": worker,
         }
+        update = {"$set": fields, "$inc": {"claims": 1}}
+        table = rows_table(self._convs)
         with self._claim_lock():
+            if table is not None:  # by primary key, in one transaction (see claimable_ids)
+
+                def take(doc: dict) -> bool:
+                    status = doc.get("status")
+                    expired = status == "running" and _before(doc.get("lease_expires_ms"), moment)
+                    if status not in CLAIMABLE and not expired:
+                        return False
+                    doc.update(fields, claims=_whole(doc.get("claims")) + 1)
+                    return True
+
+                return update_by_id(self._convs, table, conversation_id, take)
             return self._convs.find_one_and_update(
                 query, update, return_document=ReturnDocument.AFTER
             )
@@ -174,6 +196,16 @@ class SweepsRepository:
 
     def heartbeat(self, conversation_id: str, worker: str, ttl_ms: int) -> bool:
         """Extend a lease; False means another worker has taken the conversation over."""
+        table = rows_table(self._convs)
+        if table is not None:
+
+            def extend(doc: dict) -> bool:
+                if doc.get("lease_owner") != worker:
+                    return False
+                doc["lease_expires_ms"] = epoch_ms() + ttl_ms
+                return True
+
+            return update_by_id(self._convs, table, conversation_id, extend) is not None
         result = self._convs.update_one(
             {"_id": conversation_id, "lease_owner": worker},
             {"$set": {"lease_expires_ms": epoch_ms() + ttl_ms}},
@@ -181,30 +213,34 @@ class SweepsRepository:
         return result.matched_count == 1
 
     def release(self, conversation_id: str, worker: str) -> None:
-        self._convs.update_one(
-            {"_id": conversation_id, "lease_owner": worker},
-            {"$set": {"lease_owner": None, "lease_expires_ms": 0}},
-        )
+        query = {"_id": conversation_id, "lease_owner": worker}
+        set_fields_one(self._convs, query, {"lease_owner": None, "lease_expires_ms": 0})
 
     def expire_dead_local_leases(self, sweep_id: str) -> int:
         """Leases held by processes of this machine that no longer exist expire at once."""
         expired = 0
-        for doc in self._convs.find(
-            {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "running"}}, {"lease_owner": 1}
-        ):
+        table = rows_table(self._convs)
+        running = (
+            by_ids(table, questions.in_status(table, sweep_id, "running"))
+            if table is not None
+            else self._convs.find(
+                {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "running"}}, {"lease_owner": 1}
+            )
+        )
+        for doc in running:
             owner = doc.get("lease_owner") or ""
             host, _, rest = owner.partition(":")
             pid = rest.split(":", 1)[0]
             if host == HOST and pid.isdigit() and not _alive(int(pid)):
-                self._convs.update_one(
-                    {"_id": doc["_id"], "lease_owner": owner}, {"$set": {"lease_expires_ms": 0}}
-                )
+                query = {"_id": doc["_id"], "lease_owner": owner}
+                set_fields_one(self._convs, query, {"lease_expires_ms": 0})
                 expired += 1
         return expired
 
     def status_counts(self, sweep_id: str) -> dict[str, int]:
-        if table_of(self._convs) is not None:
-            return self.status_counts_of([sweep_id])[sweep_id]  # one pass over its table
+        table = rows_table(self._convs)
+        if table is not None:
+            return questions.sweep_counts(table, [sweep_id])[sweep_id]  # the kept counts
         rows = self._convs.aggregate(
             [
                 {"$match": {"sweep_id": {"$eq": sweep_id}}},
@@ -214,16 +250,11 @@ class SweepsRepository:
         return {row["_id"]: row["n"] for row in rows}
 
     def status_counts_of(self, sweep_ids: list[str]) -> dict[str, dict[str, int]]:
-        """`status_counts` of several sweeps: on the embedded store one pass over its table for
-        all of them (each sweep's own pass took 2 to 3 s at 100,000 conversations)."""
-        table = table_of(self._convs)
-        if table is None:
-            return {sweep_id: self.status_counts(sweep_id) for sweep_id in sweep_ids}
-        per_sweep: dict[str, Counter] = {sweep_id: Counter() for sweep_id in sweep_ids}
-        needle = sweep_ids[0] if len(sweep_ids) == 1 else ()
-        for doc in matching(table, needle, lambda d: d.get("sweep_id") in per_sweep):
-            per_sweep[doc["sweep_id"]][doc.get("status")] += 1
-        return {sweep_id: dict(counts) for sweep_id, counts in per_sweep.items()}
+        """`status_counts` of several sweeps (on the embedded store, its kept counts)."""
+        table = rows_table(self._convs)
+        if table is not None:
+            return questions.sweep_counts(table, sweep_ids)  # type: ignore[return-value]
+        return {sweep_id: self.status_counts(sweep_id) for sweep_id in sweep_ids}
 
     def status_totals(self, sweep_id: str) -> dict[str, dict[str, int]]:
         """Per status: conversations, calls and tokens out, without loading whole documents.
@@ -233,11 +264,11 @@ class SweepsRepository:
         sums over the statuses that hold any (a waiting conversation has made no calls): a
         $match/$group on MongoDB; on the embedded store (the one with a claims lock) a
         projection of `counters` summed here, because its aggregation deep-copies every
-        matched document first (4x slower at 10,000 conversations). On litemongo's table: one
-        pass over it (its query index took 84 s at 100,000 conversations)."""
-        table = table_of(self._convs)
+        matched document first (4x slower at 10,000 conversations). On litemongo's table: the
+        counts kept per sweep and status (conversation_rows.py)."""
+        table = rows_table(self._convs)
         if table is not None:
-            return _totals(matching(table, sweep_id, _of_sweep(sweep_id)))
+            return _totals(questions.sweep_totals(table, sweep_id))
         if is_server_collection(self._convs):  # one pass; see counting.py
             by_status = count_by(self._convs, {"sweep_id": {"$eq": sweep_id}}, "status")
             counts = {status: by_status.get(status, 0) for status in CONVERSATION_STATUSES}
@@ -271,24 +302,20 @@ class SweepsRepository:
 
     def failed_page(self, sweep_id: str, limit: int = 50) -> list[dict]:
         """The first `limit` failed conversations in sweep order: id, cell label, error."""
-        table = table_of(self._convs)
+        table = rows_table(self._convs)
         if table is not None:
-            failed = self._embedded_with_status(table, sweep_id, "failed")
-            return sorted(failed, key=lambda d: sort_key(d.get("order")))[:limit]
+            return list(by_ids(table, questions.in_status(table, sweep_id, "failed", limit)))
         query = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "failed"}}
         fields = {"_id": 1, "cell_label": 1, "error": 1}
         return list(self._convs.find(query, fields).sort("order", 1).limit(limit))
 
     def running_owners(self, sweep_id: str) -> list[str]:
         """The workers holding a lease on a running conversation of the sweep."""
+        table = rows_table(self._convs)
+        if table is not None:
+            return questions.lease_owners(table, sweep_id)
         query = {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "running"}}
-        table = table_of(self._convs)
-        running = (
-            self._embedded_with_status(table, sweep_id, "running")
-            if table is not None
-            else self._convs.find(query, {"lease_owner": 1})
-        )
-        owners = {d.get("lease_owner") for d in running}
+        owners = {d.get("lease_owner") for d in self._convs.find(query, {"lease_owner": 1})}
         return sorted(o for o in owners if o)
 
     def status_summary(self, sweep_id: str) -> dict:
@@ -320,15 +347,15 @@ class SweepsRepository:
             "failed": failed,
         }
 
-    @staticmethod
-    def _embedded_with_status(table: Any, sweep_id: str, status: str) -> Iterator[dict]:
-        """The sweep's conversations in `status`, from one pass over litemongo's table that
-        decodes only documents holding both the id and that status field."""
-        needles = (sweep_id, string_element("status", status))
-        keep = _of_sweep(sweep_id)
-        return matching(table, needles, lambda d: keep(d) and d.get("status") == status)
-
     def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
+        table = rows_table(self._convs)
+        if table is not None:
+            ids = (
+                questions.in_status(table, sweep_id, status)
+                if status
+                else questions.sweep_order(table, sweep_id)
+            )
+            return list(by_ids(table, ids))
         query = {"sweep_id": {"$eq": sweep_id}, **({"status": {"$eq": status}} if status else {})}
         return list(self._convs.find(query).sort("order", 1))
 
@@ -336,15 +363,27 @@ class SweepsRepository:
         """The sweep's conversation ids in the order of `conversations`, without documents: an
         export of 100,000 holds ids and reads the documents a batch at a time. On the embedded
         store one pass over its table (a query there indexes every conversation and a sort
-        copies each one it sees: see simulator/store/embedded.py)."""
-        table = table_of(self._convs)
+        copies each one it sees: see simulator/store/embedded.py): its rows' index."""
+        table = rows_table(self._convs)
         if table is not None:
-            return ids_sorted(table, sweep_id, lambda d: d.get("sweep_id") == sweep_id, "order")
+            return questions.sweep_order(table, sweep_id)
         query = {"sweep_id": {"$eq": sweep_id}}
         cursor = self._convs.find(query, {"_id": 1, "order": 1}).sort("order", 1)
         return [d["_id"] for d in cursor]
 
     def reset_failed(self, sweep_id: str) -> int:
+        again = {"status": "pending", "error": None, "lease_owner": None, "lease_expires_ms": 0}
+        table = rows_table(self._convs)
+        if table is not None:  # by primary key, in one transaction
+
+            def queue(_: int, doc: dict) -> bool:
+                if doc.get("sweep_id") != sweep_id or doc.get("status") != "failed":
+                    return False
+                doc.update(again)
+                return True
+
+            failed = questions.in_status(table, sweep_id, "failed")
+            return rewrite(self._convs, table, failed, queue)
         result = self._convs.update_many(
             {"sweep_id": {"$eq": sweep_id}, "status": {"$eq": "failed"}},
             {
@@ -371,23 +410,26 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _of_sweep(sweep_id: str) -> Callable[[dict], bool]:
-    return lambda doc: doc.get("sweep_id") == sweep_id
+def _before(value: Any, moment: int) -> bool:
+    """MongoDB's `{"$lt": moment}` on a stored lease time (a missing one never matches)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value < moment
 
 
-def _totals(conversations: Iterable[dict]) -> dict[str, dict[str, int]]:
-    """`status_totals` from the conversations themselves: statuses outside
-    CONVERSATION_STATUSES are not counted, and waiting (pending) conversations count no
-    calls, as on the servers."""
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _totals(kept: dict[str | None, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """`status_totals` from the kept counts: statuses outside CONVERSATION_STATUSES are not
+    counted, and waiting (pending) conversations count no calls, as on the servers."""
     totals: dict[str, dict[str, int]] = {}
-    for doc in conversations:
-        status = doc.get("status")
+    for status, row in kept.items():
         if status not in CONVERSATION_STATUSES:
             continue
-        row = totals.setdefault(status, {"n": 0, "calls": 0, "tokens_out": 0})
-        row["n"] += 1
-        if status != "pending":
-            counters = doc.get("counters") or {}
-            row["calls"] += int(counters.get("calls") or 0)
-            row["tokens_out"] += int(counters.get("tokens_out") or 0)
+        spent = status != "pending"
+        totals[status] = {
+            "n": row["n"],
+            "calls": row["calls"] if spent else 0,
+            "tokens_out": row["tokens_out"] if spent else 0,
+        }
     return totals

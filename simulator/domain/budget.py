@@ -8,7 +8,7 @@ and the seconds the calls took.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from simulator.domain.fork import EDIT_PURPOSE
 from simulator.domain.pricing import Price, price_for
@@ -111,6 +111,8 @@ class Caps(BaseModel):
     max_cost: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
     max_calls: int | None = Field(default=None, ge=1)
+    # the caps that came from the sweep file (not the command line): named so in the messages
+    _from_file: frozenset[str] = PrivateAttr(default=frozenset())
 
     def any(self) -> bool:
         return any(v is not None for v in (self.max_cost, self.max_tokens, self.max_calls))
@@ -118,17 +120,31 @@ class Caps(BaseModel):
     def over(self, base: Caps | None) -> Caps:
         """These caps over `base` (a sweep file's): each one given here wins."""
         merged = (base or Caps()).model_dump()
-        merged.update({k: v for k, v in self.model_dump().items() if v is not None})
-        return Caps(**merged)
+        given = {k: v for k, v in self.model_dump().items() if v is not None}
+        merged.update(given)
+        caps = Caps(**merged)
+        caps._from_file = frozenset(
+            k for k, v in merged.items() if v is not None and k not in given
+        )
+        return caps
+
+    def _named(self, field: str, value: object) -> str:
+        """How the message names a cap: the flag that set it, or the sweep file's entry."""
+        if field in self._from_file:
+            return f"caps.{field}: {value} in the sweep file"
+        return f"--{field.replace('_', '-')} {value}"
 
     def reached(self, spend: dict) -> str | None:
         """Which cap `spend` has reached, said with what was spent; None while under all."""
         s = spend_of(spend)
-        if self.max_cost is not None and s["cost"] >= self.max_cost:
-            return f"the cost cap (--max-cost {self.max_cost:g}) was reached: {money(s['cost'])}"
         tokens = s["tokens_in"] + s["tokens_out"]
+        if self.max_cost is not None and s["cost"] >= self.max_cost:
+            cap = self._named("max_cost", f"{self.max_cost:g}")
+            return f"the cost cap ({cap}) was reached: {money(s['cost'])}"
         if self.max_tokens is not None and tokens >= self.max_tokens:
-            return f"the token cap (--max-tokens {self.max_tokens}) was reached: {tokens:,} tokens"
+            cap = self._named("max_tokens", self.max_tokens)
+            return f"the token cap ({cap}) was reached: {tokens:,} tokens"
         if self.max_calls is not None and s["calls"] >= self.max_calls:
-            return f"the call cap (--max-calls {self.max_calls}) was reached: {s['calls']:,} calls"
+            cap = self._named("max_calls", self.max_calls)
+            return f"the call cap ({cap}) was reached: {s['calls']:,} calls"
         return None

@@ -97,7 +97,7 @@ def test_a_sweep_files_caps_are_kept_and_the_command_overrides_them(
     sweep_id = created.json()["sweep_id"]
     capped = sim("sweep", "run", sweep_id, "--concurrency", "1", db=db, env=env)
     assert capped.code == CAP_REACHED_EXIT, capped.err
-    assert "call cap (--max-calls 3)" in capped.err
+    assert "call cap (caps.max_calls: 3 in the sweep file)" in capped.err  # not a flag given
     status = sim("sweep", "status", sweep_id, "--json", db=db).json()
     assert status["spend"]["calls"] == 3 and status["spend"]["cost"] > 0
     assert not status["complete"]

@@ -136,9 +136,10 @@ def theory_docs(store: Any, experiment_id: str, batch: int = 500) -> list[dict]:
     may sit outside the scope (a sweep of LLM runs, one conversation)."""
     ids = store.conversations.ids(experiment_id)
     found: list[dict] = []
-    for start in range(0, len(ids), batch):
-        found += [d for d in store.conversations.get_many(ids[start : start + batch])]
-    return [d for d in found if is_theory_run(d)]
+    for start in range(0, len(ids), batch):  # kept per batch: an LLM run's document is large
+        docs = store.conversations.get_many(ids[start : start + batch])
+        found += [d for d in docs if is_theory_run(d)]
+    return found
 
 
 class TwinBook:

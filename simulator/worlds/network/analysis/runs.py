@@ -131,12 +131,14 @@ def load_runs(store: Any, run_ids: list[str], batch: int = BATCH) -> Iterator[Op
     return load_stored_runs(store, run_ids, store.network_rounds, OpinionRun, batch)
 
 
-def theory_docs(store: Any, experiment_id: str, batch: int = 500) -> list[dict]:
+def theory_docs(store: Any, experiment_id: str, batch: int = BATCH) -> list[dict]:
     """Every theory run of the experiment (documents only), wherever it was stored: a twin
     may sit outside the scope (a sweep of LLM runs, one conversation)."""
     ids = store.conversations.ids(experiment_id)
     found: list[dict] = []
-    for start in range(0, len(ids), batch):  # kept per batch: an LLM run's document is large
+    # read and filtered a few runs at a time: a run's document (its agents, graph and
+    # settings) can take 200 KB in memory, and an experiment may hold thousands of runs
+    for start in range(0, len(ids), batch):
         docs = store.conversations.get_many(ids[start : start + batch])
         found += [d for d in docs if is_theory_run(d)]
     return found

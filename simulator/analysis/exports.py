@@ -1,4 +1,5 @@
-"""Write tidy tables as JSON Lines, CSV (stdlib only) or Parquet (pandas + pyarrow, optional)."""
+"""Write tidy tables as JSON Lines, CSV (stdlib only) or Parquet (pyarrow, optional:
+parquet_out.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
+from simulator.analysis.parquet_out import require_parquet, write_parquet
 from simulator.errors import UserError
 
 FORMATS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}  # format -> file extension
-INSTALL_HINT = "pip install -e '.[analysis]'"
 _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode  # as json.dumps(row, …)
-ROW_GROUP = 20_000  # Parquet rows per row group: what one write holds in memory
 
 
 def columns_of(rows: list[dict]) -> list[str]:
@@ -50,7 +49,7 @@ def write_batches(
             f"unknown export format {fmt!r}", field="--format", fix="use jsonl, csv or parquet"
         )
     if fmt == "parquet":
-        _require_parquet()
+        require_parquet()
     out_dir = Path(out_dir)
     check_output_dir(out_dir, field)
     created = not out_dir.exists()
@@ -231,7 +230,7 @@ class Spool:
         if self.fmt == "csv":
             _write_csv(self.path, list(self.columns), self.tmp)
         elif self.fmt == "parquet":
-            _write_parquet(self.path, self.columns, self.tmp)
+            write_parquet(self.path, self.columns, self.tmp)
         if self.path != self.tmp:
             self.path.unlink()
         return self.tmp
@@ -261,57 +260,3 @@ def _write_csv(spool: Path, columns: list[str], path: Path) -> None:
         writer.writeheader()
         for row in _spooled(spool):
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
-
-
-def _require_parquet() -> None:
-    try:
-        import pandas  # noqa: F401
-        import pyarrow  # noqa: F401
-    except ImportError:
-        raise UserError(
-            "Parquet export needs pandas and pyarrow, which are not installed",
-            field="--format",
-            fix=f"run {INSTALL_HINT} (or choose --format csv or jsonl)",
-        ) from None
-
-
-def _arrow_type(kinds: set[type]) -> tuple[Any, bool]:
-    """The column type pandas gave the same values (ints with a gap become floats), and
-    whether values must become text (mixed kinds, which pandas could not write)."""
-    import pyarrow as pa
-
-    kinds = kinds - {type(None)}
-    if not kinds:
-        return pa.null(), False
-    if kinds == {bool}:
-        return pa.bool_(), False
-    if kinds == {str}:
-        return pa.string(), False
-    if kinds <= {int, float} and bool not in kinds:
-        return (pa.int64() if kinds == {int} else pa.float64()), False
-    return pa.string(), True
-
-
-def _write_parquet(spool: Path, columns: dict[str, set[type]], path: Path) -> None:
-    """Row groups of ROW_GROUP rows, typed once from every value seen."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    types = {name: _arrow_type(kinds) for name, kinds in columns.items()}
-    for name, kinds in columns.items():  # ints with a gap: pandas made them floats
-        if types[name][0] == pa.int64() and type(None) in kinds:
-            types[name] = (pa.float64(), False)
-    schema = pa.schema([(name, kind) for name, (kind, _) in types.items()])
-    as_text = [name for name, (_, text) in types.items() if text]
-    with pq.ParquetWriter(path, schema) as writer:
-        chunk: list[dict] = []
-        for row in _spooled(spool):
-            for name in as_text:
-                if row.get(name) is not None:
-                    row[name] = str(row[name])
-            chunk.append(row)
-            if len(chunk) >= ROW_GROUP:
-                writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
-                chunk = []
-        if chunk or not columns:
-            writer.write_table(pa.Table.from_pylist(chunk, schema=schema))

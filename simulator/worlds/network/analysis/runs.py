@@ -131,14 +131,17 @@ def load_runs(store: Any, run_ids: list[str], batch: int = BATCH) -> Iterator[Op
     return load_stored_runs(store, run_ids, store.network_rounds, OpinionRun, batch)
 
 
-def theory_docs(store: Any, experiment_id: str, batch: int = 500) -> list[dict]:
+def theory_docs(store: Any, experiment_id: str, batch: int = BATCH) -> list[dict]:
     """Every theory run of the experiment (documents only), wherever it was stored: a twin
     may sit outside the scope (a sweep of LLM runs, one conversation)."""
     ids = store.conversations.ids(experiment_id)
     found: list[dict] = []
+    # read and filtered a few runs at a time: a run's document (its agents, graph and
+    # settings) can take 200 KB in memory, and an experiment may hold thousands of runs
     for start in range(0, len(ids), batch):
-        found += [d for d in store.conversations.get_many(ids[start : start + batch])]
-    return [d for d in found if is_theory_run(d)]
+        docs = store.conversations.get_many(ids[start : start + batch])
+        found += [d for d in docs if is_theory_run(d)]
+    return found
 
 
 class TwinBook:

@@ -8,14 +8,9 @@ import json
 
 import yaml
 from process_waits import stored
-from sweep_processes import MESSAGES, check_exact_finish, cli
+from sweep_processes import check_exact_finish, cli, make_sweep
 
 from simulator.domain.budget import CAP_REACHED_EXIT, spend_of
-from simulator.services import experiments as exp_service
-from simulator.services import sweeps as sweep_service
-from simulator.store.database import open_database
-from simulator.store.store import open_store
-from simulator.worlds.chat.domain.sweep import SweepSpec
 
 PRICE = {"input": 1000.0, "output": 2000.0}  # dollars per million tokens: cents per call
 CONCURRENCY = 2  # per worker
@@ -28,22 +23,7 @@ def _sweep(db: str, prison_path, tmp_path, price: dict | None, repetitions: int)
     experiment["llms"] = [*experiment["llms"], entry]
     path = tmp_path / "priced.yaml"
     path.write_text(yaml.safe_dump(experiment))
-    store = open_store(open_database(db, "llm_simulator"))
-    try:
-        view = exp_service.import_yaml(store, path, "alice")
-        spec = SweepSpec(
-            total_messages=MESSAGES,
-            days=2,
-            agents={"Guard": 1, "Prisoner": 2},
-            llms=["openai:stub"],
-            speaker_methods=["random"],
-            repetitions=repetitions,
-            seed=9,
-        )
-        sweep, _ = sweep_service.create(store, view, spec, "alice")
-        return sweep["_id"]
-    finally:
-        store.close()
+    return make_sweep(db, path, repetitions)
 
 
 def _calls(db: str, sweep_id: str) -> list[dict]:

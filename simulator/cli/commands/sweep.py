@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -118,8 +119,11 @@ def create_cmd(
 add_world_options(create_cmd, before="dry_run")
 
 
-def _runner_command(name: str, verb: str, doc: str) -> None:
-    """`run`, `resume` and `work` are one loop: claim, run, heartbeat; only the words differ."""
+def _runner_command(
+    name: str, verb: str, doc: str, before: Callable[[AppContext, str, bool], None] | None = None
+) -> None:
+    """`run`, `resume`, `work` and `retry-failed` are one loop: claim, run, heartbeat; only the
+    words differ, and what happens `before` it (retry-failed queues the failed ones again)."""
 
     @sweep.command(name, help=doc)
     @click.argument("sweep_id")
@@ -136,6 +140,8 @@ def _runner_command(name: str, verb: str, doc: str) -> None:
         max_tokens: int | None,
         max_calls: int | None,
     ) -> None:
+        if before is not None:
+            before(app, sweep_id, as_json)
         _fork_header(app, sweep_id, as_json, concurrency)
         caps = caps_from(max_cost, max_tokens, max_calls)
         run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb, caps)
@@ -162,29 +168,19 @@ def _fork_header(app: AppContext, sweep_id: str, as_json: bool, concurrency: int
         print_stored_estimate(app, sweep, concurrency)
 
 
-@sweep.command("retry-failed")
-@click.argument("sweep_id")
-@run_options
-@click.pass_obj
-def retry_cmd(
-    app: AppContext,
-    sweep_id: str,
-    concurrency: int,
-    pools,
-    lease_ttl: float,
-    as_json: bool,
-    max_cost: float | None,
-    max_tokens: int | None,
-    max_calls: int | None,
-) -> None:
-    """Queue failed conversations again (they continue from their last message) and run."""
+def _queue_failed_again(app: AppContext, sweep_id: str, as_json: bool) -> None:
     service.require_owner(app.store, sweep_id, app.user, "retry")
     reset = app.store.sweeps.reset_failed(sweep_id)
     if not as_json:
         app.err.print(f"{count(reset, 'failed conversation')} queued again.")
-    _fork_header(app, sweep_id, as_json, concurrency)
-    caps = caps_from(max_cost, max_tokens, max_calls)
-    run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, "Retrying", caps)
+
+
+_runner_command(
+    "retry-failed",
+    "Retrying",
+    "Queue failed conversations again (they continue from their last message) and run.",
+    _queue_failed_again,
+)
 
 
 @sweep.command("status")

@@ -40,7 +40,8 @@ process (wait4's ru_maxrss, read by a small spawner process: see SPAWNER); flat 
 (bench/network_theory.py, which measures it in full: `python bench/network_theory.py`).
 
     python bench/network_round.py                      # 1,000 agents x 3 rounds, 3 repetitions
-    python bench/network_round.py --agents 10000 --rounds 1 --repetitions 3 --rss-rounds 0
+    python bench/network_round.py --agents 10000 --rounds 1 --repetitions 2 \
+        --rss-rounds 0 --no-theory                     # the field's scale (docs/benchmarks.md)
     python bench/network_round.py --agents 100 --rounds 1 --repetitions 1 --rss-rounds 0  # quick
     python bench/network_round.py --latency 0.2 --repetitions 5
     python bench/network_round.py --profile 30         # + one CLI run under cProfile, top 30

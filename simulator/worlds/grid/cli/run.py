@@ -10,6 +10,7 @@ from simulator.cli.context import AppContext
 from simulator.cli.run_parts import RunChoices, plan_and_execute
 from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
+from simulator.engine.gc_budget import fewer_collections
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
@@ -115,7 +116,8 @@ def run(
     """Plan the grid run (`agents` a number; the other options fields of the experiment's
     world), run it live."""
     world = {**options, "agents": grid_agents(options.get("agents"))}
-    return plan_and_execute(app, view, world, choices)
+    with fewer_collections():  # planning reads every agent too (engine/gc_budget.py)
+        return plan_and_execute(app, view, world, choices)
 
 
 def live_view(app: AppContext, as_json: bool) -> GridLiveView:
@@ -134,4 +136,5 @@ def run_grid_cli(
 ) -> RunOutcome:
     """Plan the grid run with the world's values over the experiment's, run it live (the
     menus' way in)."""
-    return plan_and_execute(app, view, world, RunChoices(llm, seed, as_json, pools or {}))
+    with fewer_collections():  # planning reads every agent too (engine/gc_budget.py)
+        return plan_and_execute(app, view, world, RunChoices(llm, seed, as_json, pools or {}))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.domain.params import GenerationParams
+from simulator.engine.gc_budget import fewer_collections
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import RunContext, StepRun, run_world
 from simulator.memory.engine.keeper import MemoryKeeper, Perceived
@@ -48,7 +49,8 @@ class GridState:
 async def run_grid(run: GridRun) -> str:
     """Run (or resume) a grid run to the end; return its final status."""
     loop = StepRun(run.run_id, run.recorder, run.on_event, run.stop)
-    return await run_world(loop, GridCommunity(run))
+    with fewer_collections():  # engine/gc_budget.py: full collections walk every agent
+        return await run_world(loop, GridCommunity(run))
 
 
 def resume_state(spec: GridSpec, rows: list[dict]) -> tuple[GridState, set[str]]:

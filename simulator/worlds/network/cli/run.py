@@ -13,6 +13,7 @@ from simulator.cli.run_parts import RunChoices, plan_and_execute
 from simulator.domain.llm_display import llm_name
 from simulator.domain.plural import count
 from simulator.engine import events as ev
+from simulator.engine.gc_budget import fewer_collections
 from simulator.errors import UserError
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
@@ -237,4 +238,5 @@ def _run(
             field="--pool",
             fix="leave --pool out, or --theory",
         )
-    return plan_and_execute(app, view, {**settings, "theory": theory}, choices)
+    with fewer_collections():  # planning reads every agent too (engine/gc_budget.py)
+        return plan_and_execute(app, view, {**settings, "theory": theory}, choices)

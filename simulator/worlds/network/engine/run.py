@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from simulator.domain.params import GenerationParams
+from simulator.engine.gc_budget import fewer_collections
 from simulator.engine.ports import Recorder
 from simulator.engine.step_calls import REPLAYED, ActorCall, ActorCalls, replay_book
 from simulator.engine.step_loop import RunContext, StepRun, run_world
@@ -54,7 +55,8 @@ class NetworkRun(RunContext):
 async def run_network(run: NetworkRun) -> str:
     """Run (or resume) a network run to the end; return its final status."""
     loop = StepRun(run.run_id, run.recorder, run.on_event, run.stop)
-    return await run_world(loop, OpinionNetwork(run))
+    with fewer_collections():  # engine/gc_budget.py: full collections walk every agent
+        return await run_world(loop, OpinionNetwork(run))
 
 
 def graphs_of(spec: NetworkSpec) -> list[nx.Graph]:

@@ -8,7 +8,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.domain.ids import content_hash
+from simulator.domain.clock import now
+from simulator.domain.ids import content_hash, new_id
 from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
@@ -193,8 +194,26 @@ def create(
     store.users.ensure(user)
     stored = the_plan.stored_keys
 
+    templates: dict[str, tuple[dict, dict]] = {}
+
     def document(order: int, p: PlannedConversation) -> dict:
-        doc = conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
+        """What conversation_document gives, from a template made once per cell: only the
+        fields that differ per conversation are filled in (the shared parts are not copied:
+        each document is encoded and dropped as the store takes it)."""
+        cache = cache_key(p)
+        if cache not in templates:
+            first = conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
+            templates[cache] = (first, first["spec"])
+        template, conv_spec = templates[cache]
+        doc = {
+            **template,
+            "_id": new_id("conv"),
+            "key": p.key,
+            "created_at": now(),
+            "order": order,
+            "repetition": p.repetition,
+            "spec": {**conv_spec, "seed": p.seed},
+        }
         if extra is not None:
             doc.update(extra(sweep["_id"], p))
         return doc

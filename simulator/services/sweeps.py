@@ -15,6 +15,7 @@ from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
 from simulator.services.spend import sweep_spend
+from simulator.store.bson_templates import Templated
 from simulator.store.counting import is_server_collection
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.sweep import (
@@ -36,6 +37,8 @@ from simulator.worlds.chat.services.sweep_documents import (
 )
 
 M = TypeVar("M", bound=BaseModel)
+# What differs between the conversations of one cell (the rest is the cell's template's).
+VARYING = (("_id",), ("key",), ("created_at",), ("order",), ("repetition",), ("spec", "seed"))
 
 
 @dataclass
@@ -205,8 +208,7 @@ def create(
             first = conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
             templates[cache] = (first, first["spec"])
         template, conv_spec = templates[cache]
-        doc = {
-            **template,
+        varying = {
             "_id": new_id("conv"),
             "key": p.key,
             "created_at": now(),
@@ -214,8 +216,10 @@ def create(
             "repetition": p.repetition,
             "spec": {**conv_spec, "seed": p.seed},
         }
-        if extra is not None:
-            doc.update(extra(sweep["_id"], p))
+        if extra is not None:  # a fork's branch fields: this document is its own
+            return {**template, **varying, **extra(sweep["_id"], p)}
+        doc = Templated(template, cache, VARYING)
+        doc.update(varying)
         return doc
 
     docs = (document(order, p) for order, p in enumerate(the_plan.planned) if p.key not in stored)

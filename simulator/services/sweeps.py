@@ -15,7 +15,6 @@ from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
 from simulator.services.spend import sweep_spend
-from simulator.store.bson_templates import Templated
 from simulator.store.counting import is_server_collection
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.sweep import (
@@ -37,8 +36,6 @@ from simulator.worlds.chat.services.sweep_documents import (
 )
 
 M = TypeVar("M", bound=BaseModel)
-# What differs between the conversations of one cell (the rest is the cell's template's).
-VARYING = (("_id",), ("key",), ("created_at",), ("order",), ("repetition",), ("spec", "seed"))
 
 
 @dataclass
@@ -113,10 +110,14 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
     """What the sweep will run, without writing anything. Conversations are keyed per owner:
     a researcher's sweep reuses only their own identical conversations."""
     planned, breakdown = expanded(view, spec, owner)
-    cell_keys = {p.cell_key: p.cell for p in planned}
     firsts: dict[str, PlannedConversation] = {}  # each cell's first conversation
+    sizes: dict[str, int] = {}  # conversations per cell
     for p in planned:
-        firsts.setdefault(p.cell_key, p)
+        if p.cell_key not in firsts:
+            firsts[p.cell_key] = p
+            sizes[p.cell_key] = 0
+        sizes[p.cell_key] += 1
+    cell_keys = {key: p.cell for key, p in firsts.items()}
     shapes: dict[str, PlannedConversation] = {}  # what ConversationSpec checks; not variants
     for p in firsts.values():
         shape = {**p.cell.as_dict(), "variant": None}
@@ -124,7 +125,8 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
     for first in shapes.values():
         conversation_spec(view, spec, first)  # every cell can run before anything is stored
     calls = sum(
-        calls_per_conversation(p.cell, spec.total_messages, spec.message_counting) for p in planned
+        calls_per_conversation(firsts[key].cell, spec.total_messages, spec.message_counting) * n
+        for key, n in sizes.items()
     )
     stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
     notes: dict[str, None] = {}
@@ -173,9 +175,11 @@ def create(
     (`extra(sweep_id, planned)`)."""
     the_plan = prepared if prepared is not None else plan(store, view, spec, user)
     per_cell: dict[str, CellParts] = {}
+    seen: set[tuple[str, bool]] = set()
     for p in the_plan.planned:
-        if cache_key(p) not in per_cell:
-            per_cell[cache_key(p)] = parts(view, spec, p)
+        if (p.cell_key, p.seed is None) not in seen:
+            seen.add((p.cell_key, p.seed is None))
+            per_cell.setdefault(cache_key(p), parts(view, spec, p))
     key = sweep_key(view, spec, user)
     existing = store.sweeps.find_by_key(key)
     sweep = (
@@ -216,10 +220,9 @@ def create(
             "repetition": p.repetition,
             "spec": {**conv_spec, "seed": p.seed},
         }
-        if extra is not None:  # a fork's branch fields: this document is its own
-            return {**template, **varying, **extra(sweep["_id"], p)}
-        doc = Templated(template, cache, VARYING)
-        doc.update(varying)
+        doc = {**template, **varying}
+        if extra is not None:  # a fork's branch fields
+            doc.update(extra(sweep["_id"], p))
         return doc
 
     docs = (document(order, p) for order, p in enumerate(the_plan.planned) if p.key not in stored)

@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from simulator.store import conversation_rows as rows
-from simulator.store.bson_templates import Encoder
 from simulator.store.bulk_insert import ID_TRIES, batches, first_of_each, stored_values
 from simulator.store.conversation_questions import stored_keys
 from simulator.store.embedded import table_of
@@ -86,7 +85,6 @@ def _add_rows(connection: Any) -> None:
     names = ", ".join(rows.COLUMNS)
     connection.execute(
         f"INSERT OR REPLACE INTO main.sim_rows SELECT _id, {names} FROM {STAGING}.rows"
-        " ORDER BY _id"  # the table's own order: its pages fill one after another
     )
     connection.execute(
         "INSERT INTO main.sim_counts SELECT sweep_id, coalesce(status, ''), count(*),"
@@ -119,7 +117,7 @@ def _stage(
     connection = table._connection
     marks = ", ".join("?" * (3 + (len(rows.COLUMNS) if side else 0)))
     insert = f"INSERT INTO {STAGING}.rows VALUES ({marks})"
-    encode, encode_key = Encoder(table._encode_doc).encode, table.encode_key
+    encode, encode_key = table._encode_doc, table.encode_key
     for batch in batches(docs):
         stored = _stored(collection, unique, [d[unique] for d in batch], side, fresh=False)
         fresh = [

@@ -289,7 +289,7 @@ class Cell:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a sweep of 1,000,000 holds one per conversation
 class PlannedConversation:
     key: str
     cell: Cell

@@ -1,7 +1,8 @@
 """`sweep create` stores the same conversation documents, field for field and in the same order,
 as the version that built every document on its own: a fixture of a small sweep's stored
 documents (seeded and unseeded, on the embedded store) is compared with a fresh create. The
-random ids (conversation, sweep, experiment) and the creation time are the only fields that may differ.
+random ids (conversation, sweep, experiment) and the creation time are the only fields that may
+differ.
 
 Regenerate (only when the stored documents are meant to change):
     python tests/sweeps/test_create_documents_unchanged.py --write

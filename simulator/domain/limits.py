@@ -17,9 +17,10 @@ MAX_INT_DIGITS = 20  # digits in one whole number (2**63 has 19)
 # Numbers in experiments, runs and sweeps
 MAX_AGENTS_PER_ROLE = 100
 MAX_ROLES = 20  # roles in one experiment
-# cells x repetitions, computed before expanding. Planning 100,000 takes seconds; storing them
-# on the embedded store takes about half an hour (measured ~60 conversations/s).
-MAX_SWEEP_CONVERSATIONS = 100_000
+# cells x repetitions, computed before expanding. A sweep of 1,000,000 is planned and stored on
+# the embedded store in about a minute (bench/sweep_create.py); its plan holds one small record
+# per conversation (a few hundred MB at the maximum), the documents are built as they are stored.
+MAX_SWEEP_CONVERSATIONS = 1_000_000
 MAX_SEED = 2**63 - 1  # seeds are 0..MAX_SEED (a signed 64-bit integer, as servers store them)
 MAX_EDIT_CHARS = 100_000  # a researcher's edited message (`fork --edit`, a fork sweep's edit)
 

@@ -8,7 +8,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.domain.ids import content_hash
+from simulator.domain.clock import now
+from simulator.domain.ids import content_hash, new_id
 from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
@@ -109,10 +110,14 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
     """What the sweep will run, without writing anything. Conversations are keyed per owner:
     a researcher's sweep reuses only their own identical conversations."""
     planned, breakdown = expanded(view, spec, owner)
-    cell_keys = {p.cell_key: p.cell for p in planned}
     firsts: dict[str, PlannedConversation] = {}  # each cell's first conversation
+    sizes: dict[str, int] = {}  # conversations per cell
     for p in planned:
-        firsts.setdefault(p.cell_key, p)
+        if p.cell_key not in firsts:
+            firsts[p.cell_key] = p
+            sizes[p.cell_key] = 0
+        sizes[p.cell_key] += 1
+    cell_keys = {key: p.cell for key, p in firsts.items()}
     shapes: dict[str, PlannedConversation] = {}  # what ConversationSpec checks; not variants
     for p in firsts.values():
         shape = {**p.cell.as_dict(), "variant": None}
@@ -120,7 +125,8 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
     for first in shapes.values():
         conversation_spec(view, spec, first)  # every cell can run before anything is stored
     calls = sum(
-        calls_per_conversation(p.cell, spec.total_messages, spec.message_counting) for p in planned
+        calls_per_conversation(firsts[key].cell, spec.total_messages, spec.message_counting) * n
+        for key, n in sizes.items()
     )
     stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
     notes: dict[str, None] = {}
@@ -169,9 +175,11 @@ def create(
     (`extra(sweep_id, planned)`)."""
     the_plan = prepared if prepared is not None else plan(store, view, spec, user)
     per_cell: dict[str, CellParts] = {}
+    seen: set[tuple[str, bool]] = set()
     for p in the_plan.planned:
-        if cache_key(p) not in per_cell:
-            per_cell[cache_key(p)] = parts(view, spec, p)
+        if (p.cell_key, p.seed is None) not in seen:
+            seen.add((p.cell_key, p.seed is None))
+            per_cell.setdefault(cache_key(p), parts(view, spec, p))
     key = sweep_key(view, spec, user)
     existing = store.sweeps.find_by_key(key)
     sweep = (
@@ -193,9 +201,27 @@ def create(
     store.users.ensure(user)
     stored = the_plan.stored_keys
 
+    templates: dict[str, tuple[dict, dict]] = {}
+
     def document(order: int, p: PlannedConversation) -> dict:
-        doc = conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
-        if extra is not None:
+        """What conversation_document gives, from a template made once per cell: only the
+        fields that differ per conversation are filled in (the shared parts are not copied:
+        each document is encoded and dropped as the store takes it)."""
+        cache = cache_key(p)
+        if cache not in templates:
+            first = conversation_document(view, spec, sweep["_id"], p, order, user, per_cell)
+            templates[cache] = (first, first["spec"])
+        template, conv_spec = templates[cache]
+        varying = {
+            "_id": new_id("conv"),
+            "key": p.key,
+            "created_at": now(),
+            "order": order,
+            "repetition": p.repetition,
+            "spec": {**conv_spec, "seed": p.seed},
+        }
+        doc = {**template, **varying}
+        if extra is not None:  # a fork's branch fields
             doc.update(extra(sweep["_id"], p))
         return doc
 

@@ -28,6 +28,9 @@ from simulator.store.conversation_questions import stored_keys
 from simulator.store.embedded import table_of
 
 STAGING = "bulk_staging"
+# SQLite's page cache while staging and copying (negative: KiB): the new rows go into indexes
+# in random order, which a 2 MB cache turns into a read per row once the store holds millions.
+CACHE_KIB = -131_072
 
 
 def insert_all_or_none(
@@ -38,17 +41,22 @@ def insert_all_or_none(
     side = rows.installed(table)  # the conversations' rows: staged with the documents
     if side:
         rows.catch_up(table)
+    cache = None
     connection.execute(f"ATTACH DATABASE '' AS {STAGING}")  # private, deleted when detached
     try:
         extra = "".join(f", {name}" for name in rows.COLUMNS) if side else ""
-        connection.execute(f"CREATE TABLE {STAGING}.rows(_id PRIMARY KEY, value, doc{extra})")
+        # no index: rows go in as they come; the rare checks below index what they look up
+        connection.execute(f"CREATE TABLE {STAGING}.rows(_id, value, doc{extra})")
         before = _data_version(connection)
         _stage(collection, table, docs, unique, new_id, side)
         connection.commit()
         connection.execute("BEGIN IMMEDIATE")  # no other process writes until the commit
         if _data_version(connection) != before:  # another process wrote since the checks
+            connection.execute(f"CREATE INDEX {STAGING}.rows_id ON rows(_id)")
             _drop_stored_keys(collection, connection, unique, side)
-        _renumber_taken_ids(table, connection, new_id)
+            _renumber_taken_ids(table, connection, new_id)
+        cache = connection.execute("PRAGMA main.cache_size").fetchone()[0]
+        connection.execute(f"PRAGMA main.cache_size = {min(cache, CACHE_KIB)}")
         copy = f"INSERT INTO main.{table._table_name} SELECT _id, doc FROM {STAGING}.rows"
         if side:
             with rows.without_triggers(connection):
@@ -61,6 +69,8 @@ def insert_all_or_none(
     finally:
         if connection.in_transaction:
             connection.rollback()
+        if cache is not None:
+            connection.execute(f"PRAGMA main.cache_size = {cache}")
         collection._store._query_index = None
         connection.execute(f"DETACH DATABASE {STAGING}")
 
@@ -158,6 +168,7 @@ def _stored_ids(table: Any, ids: list[Any]) -> set[Any]:
 def _drop_stored_keys(collection: Any, connection: Any, unique: str, side: bool = False) -> None:
     """Unstage rows whose key another process stored between staging and the write lock."""
     values = [row[0] for row in connection.execute(f"SELECT value FROM {STAGING}.rows")]
+    connection.execute(f"CREATE INDEX IF NOT EXISTS {STAGING}.rows_value ON rows(value)")
     for value in _stored(collection, unique, values, side, fresh=True):
         connection.execute(f"DELETE FROM {STAGING}.rows WHERE value = ?", (value,))
 

@@ -7,7 +7,10 @@ names in a sweep mean (LLMs, roles) in `sweep_names`. Their public names are imp
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -20,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.ids import content_hash
+from simulator.domain.ids import canonical_json, content_hash
 from simulator.domain.limits import (
     MAX_AGENTS_PER_ROLE,
     MAX_ROLES,
@@ -286,7 +289,7 @@ class Cell:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a sweep of 1,000,000 holds one per conversation
 class PlannedConversation:
     key: str
     cell: Cell
@@ -306,6 +309,7 @@ def conversation_key(
     message_counting: str = "agent_turns",
     allow_repeat_speaker: bool = False,
     switches: dict[str, str] | None = None,
+    text: bool = False,
 ) -> str:
     """Deterministic, and covering everything that decides what a conversation is.
 
@@ -330,43 +334,73 @@ def conversation_key(
     for name, value in (switches or {}).items():  # the chat switches, when not the defaults
         if value != SWITCH_DEFAULTS[name]:
             data[name] = value
-    return "k_" + content_hash(data, 24)
+    return canonical_json(data) if text else "k_" + content_hash(data, 24)
 
 
 def expand(
     spec: SweepSpec, experiment: Experiment, experiment_version: str, owner: str | None = None
 ) -> list[PlannedConversation]:
     """Every conversation of the sweep, in a stable order (cells, then repetitions)."""
-    found = _cells(check(spec, experiment), spec)
-    planned = []
-    for cell in found:
+    return list(iter_expand(spec, experiment, experiment_version, owner))
+
+
+def iter_expand(
+    spec: SweepSpec, experiment: Experiment, experiment_version: str, owner: str | None = None
+) -> Iterator[PlannedConversation]:
+    """`expand`, one conversation at a time. A cell's key text is built once: a repetition
+    hashes it with its own number and seed filled in (what `conversation_key` hashes)."""
+    for cell in _cells(check(spec, experiment), spec):
         cell_key = content_hash(cell.as_dict(), 16)
+        keys = _CellKeys(experiment_version, cell, spec, owner)
         for repetition in range(1, spec.repetitions + 1):
             seed = (
                 None
                 if spec.seed is None
-                else int(content_hash([spec.seed, cell_key, repetition], 8), 16)
+                else int(_hash(f'[{spec.seed},"{cell_key}",{repetition}]', 8), 16)
             )
-            planned.append(
-                PlannedConversation(
-                    conversation_key(
-                        experiment_version,
-                        cell,
-                        repetition,
-                        total_messages=spec.total_messages,
-                        seed=seed,
-                        owner=owner,
-                        message_counting=spec.message_counting,
-                        allow_repeat_speaker=spec.allow_repeat_speaker,
-                        switches=spec.switches,
-                    ),
-                    cell,
-                    cell_key,
-                    repetition,
-                    seed,
-                )
-            )
-    return planned
+            yield PlannedConversation(keys.key(repetition, seed), cell, cell_key, repetition, seed)
+
+
+_REPETITION, _SEED = "\x00repetition\x00", "\x00seed\x00"  # no JSON text holds them
+
+
+def _hash(text: str, length: int) -> str:
+    """content_hash of data whose canonical JSON is `text`."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+class _CellKeys:
+    """conversation_key for every repetition of one cell: the canonical JSON is made once with
+    placeholders for the repetition and the seed, then filled in (same text, same key)."""
+
+    def __init__(self, version: str, cell: Cell, spec: SweepSpec, owner: str | None) -> None:
+        self._make = functools.partial(
+            conversation_key,
+            version,
+            cell,
+            total_messages=spec.total_messages,
+            owner=owner,
+            message_counting=spec.message_counting,
+            allow_repeat_speaker=spec.allow_repeat_speaker,
+            switches=spec.switches,
+        )
+        self._parts: list[str] | None = self._split(self._make(_REPETITION, seed=_SEED, text=True))
+
+    @staticmethod
+    def _split(text: str) -> list[str] | None:
+        r, s = canonical_json(_REPETITION), canonical_json(_SEED)
+        if text.count(r) != 1 or text.count(s) != 1 or text.index(r) > text.index(s):
+            return None  # a placeholder's text occurs elsewhere: hash each key in full
+        before, rest = text.split(r)
+        middle, after = rest.split(s)
+        return [before, middle, after]
+
+    def key(self, repetition: int, seed: int | None) -> str:
+        if self._parts is None:
+            return self._make(repetition, seed=seed)
+        before, middle, after = self._parts
+        seed_text = "null" if seed is None else str(seed)
+        return "k_" + _hash(f"{before}{repetition}{middle}{seed_text}{after}", 24)
 
 
 def cells(spec: SweepSpec, experiment: Experiment) -> list[Cell]:

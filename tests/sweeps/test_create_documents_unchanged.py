@@ -10,6 +10,7 @@ Regenerate (only when the stored documents are meant to change):
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 import tempfile
@@ -32,7 +33,7 @@ from simulator.worlds.chat.domain.sweep import SweepSpec  # noqa: E402
 
 PAPER = REPO / "prompts" / "experiments" / "prison_paper.yaml"
 PAPER_SWEEP = REPO / "prompts" / "sweeps" / "prison_paper.yaml"
-FIXTURE = Path(__file__).with_name("fixtures") / "sweep_create_documents.json"
+FIXTURE = Path(__file__).with_name("fixtures") / "sweep_create_documents.json.gz"
 VARYING = {
     "_id": "<id>",
     "created_at": "<created_at>",
@@ -69,7 +70,7 @@ def _text(raw: bytes) -> str:
 
 
 def test_created_documents_equal_the_fixture(tmp_path):
-    expected = json.loads(FIXTURE.read_text())
+    expected = json.loads(gzip.decompress(FIXTURE.read_bytes()))
     got = stored_documents(tmp_path)
     assert set(got) == set(expected)
     for name, docs in expected.items():
@@ -80,5 +81,6 @@ def test_created_documents_equal_the_fixture(tmp_path):
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     with tempfile.TemporaryDirectory() as folder:
-        FIXTURE.write_text(json.dumps(stored_documents(Path(folder)), indent=0) + "\n")
+        text = json.dumps(stored_documents(Path(folder)), indent=0) + "\n"
+        FIXTURE.write_bytes(gzip.compress(text.encode(), mtime=0))
     print(f"wrote {FIXTURE}")

@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.errors import UserError
-from simulator.services.runs import FAVOURITE_KIND as KIND
+from simulator.store.foreign import left_out_note
 from simulator.store.store import Store
 
+FAVOURITE_KIND = "conversation"  # what a user's favourite runs are stored under
+KIND = FAVOURITE_KIND
 PAGE = 50  # conversations per listing page (`conversation list`, the menu's picker)
 
 
@@ -86,3 +88,10 @@ def listed(store: Store, user: str, conversation_id: str) -> dict:
     doc = store.conversations.get(conversation_id)
     doc["favourite"] = store.users.is_favourite(user, KIND, conversation_id)
     return doc
+
+
+def foreign_note(store: Store) -> str | None:
+    """Listing leaves the reference tool's documents out; this sentence says how many and how to
+    import them (None when the database holds none)."""
+    counts = store.foreign_counts(("experiments", "conversations"))  # messages: a long scan
+    return left_out_note(counts, store.import_command)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.domain.clock import as_datetime
 from simulator.domain.world import domain_of, experiment_kind
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
-from simulator.services.conversation_listing import foreign_note  # noqa: F401  (kept importable from here)
+from simulator.services.conversation_listing import foreign_note as foreign_note
 from simulator.store import cascade
 from simulator.store.repositories.experiments import AnyExperiment, to_model
-from simulator.store.store import Store
 from simulator.worlds import DEFAULT_KIND, row, rows
+
+if TYPE_CHECKING:  # the store's code loads when a command opens it
+    from simulator.store.store import Store
 
 KIND = "experiment"
 

@@ -13,7 +13,7 @@ from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
-from simulator.services.sweep_status import status  # noqa: F401  (kept importable from here)
+from simulator.services.sweep_status import status as status
 from simulator.store.counting import is_server_collection
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.sweep import (

@@ -82,9 +82,8 @@ def list_cmd(
 ) -> None:
     """List conversations, your favourites first, then newest first, one page at a time."""
     size = listing.check_limit(limit, every)
-    page = listing.list_page(app.store, app.user, experiment_id, mine, limit=size)
+    page, note = listing.page_and_note(app, app.user, experiment_id, mine, size)
     docs = page.docs
-    note = listing.foreign_note(app.store)
     showing = page.showing()
     if as_json:
         app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])

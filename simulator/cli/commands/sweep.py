@@ -10,7 +10,6 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.lazy_group import LazyCommand, LazyGroup
-from simulator.domain.plural import count
 from simulator.domain.spend import describe_spend
 from simulator.services import sweep_status
 
@@ -54,7 +53,7 @@ def sweep() -> None:
 @click.pass_obj
 def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
     """Counts by status; works from another terminal while the sweep runs."""
-    status = sweep_status.status(app.store, sweep_id)
+    status = sweep_status.status_of(app, sweep_id)
     if as_json:
         app.print_json(status)
         return
@@ -63,8 +62,7 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
         f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
         f"{counts['done']}/{status['total']} done, {counts['running']} running, "
         f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
-        f"{count(status['calls'], 'call', thousands=True)}, "
-        f"{count(status['tokens_out'], 'token', thousands=True)} out"
+        f"{_regular(status['calls'], 'call')}, {_regular(status['tokens_out'], 'token')} out"
     )
     app.console.print(f"spent so far: {describe_spend(status['spend'])}", markup=False)
     for worker in status["workers"]:
@@ -103,3 +101,9 @@ def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
             f"{row['sweep_id']}  {row['name']}  {row['experiment_id']}  {row['owner']}  "
             f"{row['done']}/{row['total']} done, {row['failed']} failed"
         )
+
+
+def _regular(n: int, noun: str) -> str:
+    """'1 call', '2,000 calls': a regular noun's plural without loading inflect's grammar
+    (domain/plural.py: some 60 modules) into a status that must start quickly."""
+    return f"{n:,} {noun if n == 1 else noun + 's'}"

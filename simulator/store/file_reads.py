@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from bson import DEFAULT_CODEC_OPTIONS, ObjectId, decode
 
@@ -91,7 +92,8 @@ class FileReader:
             path = self._base / name
             if not path.is_file():
                 raise NotReadHere(f"no {name} file")
-            connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True)
+            # mode=rw: an existing file only (a plain connect would create an empty one)
+            connection = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
             try:
                 row = connection.execute("SELECT value FROM info WHERE key = 'key_format'")
                 found = row.fetchone()

@@ -49,7 +49,7 @@ def conversation(i: int, **fields) -> dict:
 def stored(tmp_path):
     """A store with a sweep of 40 conversations in every status, favourites, spend, and one
     conversation and one experiment of another tool; its folder and database name."""
-    folder, name = tmp_path / "db", "files"
+    folder, name = tmp_path / "db 50%", "files"  # characters a file: URI must escape
     store = open_store(open_database(str(folder), name))
     store.db.sweeps.insert_one(
         {"_id": "sweep_1", "schema_version": 1, "name": "grid", "experiment_id": "exp_0",

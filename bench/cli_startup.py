@@ -4,18 +4,20 @@
     python bench/cli_startup.py --rounds 30
     python bench/cli_startup.py --compare /work/main   # + the same commands from another checkout
 
-Times, as whole processes from start to exit (output discarded), `llm-sim --help`,
-`llm-sim --version`, `llm-sim experiment list`, `llm-sim run --help` and `llm-sim sweep status
-SWEEP_ID`, the last three on a tiny store (one experiment, one sweep of two conversations,
-built before timing in a temp SIM_DB folder), against `python -c "import click"` and
-`python -c pass` in the same run. Each round runs every process once, in an order rotated per
-round, so a busy machine weighs on all of them alike. Prints the best and median seconds, the
-median's ratio to `import click`, and how many modules the process held at exit (read once per
-command, through the same `main()`).
+Times, as whole processes from start to exit (output discarded), `llm-sim --help`, `llm-sim
+--version`, `llm-sim experiment list`, `llm-sim run --help`, `llm-sim sweep status SWEEP_ID` and
+`llm-sim conversation list`, the last four on a tiny store (one experiment, one sweep of two
+conversations, built before timing in a temp SIM_DB folder), against `python -c "import click"`
+and `python -c pass` in the same run. Each round runs every process once, in an order rotated
+per round, so a busy machine weighs on all of them alike. Prints the best and median seconds,
+the median's ratio to `import click`, and how many modules the process held at exit (read once
+per command, through the same `main()`).
 
 The commands run as `python main.py ARGS` from this checkout (`--script`: the installed
 `llm-sim` script, with this checkout first on PYTHONPATH). `--compare PATH` adds each command
-run from another checkout, interleaved in the same rounds. Not a test: it prints figures.
+run from another checkout, interleaved in the same rounds. The processes run without
+PYTHONDONTWRITEBYTECODE, from .pyc files compiled once before timing (`compileall`), as an
+installed copy runs. Not a test: it prints figures.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ COMMANDS = {
     "experiment list": ["experiment", "list"],
     "run --help": ["run", "--help"],
     "sweep status": ["sweep", "status", "{sweep}"],
+    "conversation list": ["conversation", "list"],
 }
 BASELINES = {'python -c "import click"': "import click", "python -c pass": "pass"}
 # `python -c PROBE OUT ARGS...`: `llm-sim ARGS` through main(), then its modules' count to OUT
@@ -67,6 +70,14 @@ def environment(folder: Path, checkout: Path) -> dict[str, str]:
         PYTHONPATH=str(checkout),
     )
     return env
+
+
+def compiled(checkout: Path) -> None:
+    """Byte-compile the checkout once, as an install does: a process that recompiles every
+    module from source (PYTHONDONTWRITEBYTECODE set) takes several times longer to start."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    command = [sys.executable, "-m", "compileall", "-q", str(checkout / "simulator")]
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
 def cli_argv(checkout: Path, args: list[str], script: bool) -> list[str]:
@@ -124,6 +135,8 @@ def main() -> None:
     if args.compare is not None:
         checkouts[f" [{args.compare.name}]"] = args.compare.resolve()
 
+    for checkout in checkouts.values():
+        compiled(checkout)
     with tempfile.TemporaryDirectory(prefix="cli_startup_") as tmp:
         folder = Path(tmp)
         env = environment(folder, REPO)

@@ -41,7 +41,9 @@ create'` alone nothing is seeded. Above 10,000 the sweep has 10,000 repetitions 
 one cell per number of days (100,000: days 1 to 10). A sweep holds 100,000 conversations at
 most, so 1M is ten such sweeps (other seeds), each created by the CLI: `sweep create` is the
 last one's, into a store already holding 900,000, and `sweep create (all)` the ten together;
-the read steps ask about the last sweep. Not a test: it prints figures.
+the read steps ask about the last sweep. The CLI runs as installed: without
+PYTHONDONTWRITEBYTECODE, from .pyc files compiled once before timing. Not a test: it prints
+figures.
 """
 
 from __future__ import annotations
@@ -297,6 +299,7 @@ def one_size(
     exists, the store is reused as it is (no sweep create). `baseline`: another checkout
     whose read steps are timed too, alternating with this one's."""
     env = {**os.environ, "SIM_DB": uri, "SIM_DB_NAME": db_name, "SIM_USER": USER}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: from .pyc files, not recompiled
     env.update({"HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"})
     results: dict[str, Measure] = {}
     if built is not None and built.exists():
@@ -500,6 +503,11 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown step {unknown[0]!r}; choose from: {', '.join(STEPS)}")
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
+    for checkout in (CHECKOUT, args.baseline):
+        if checkout is not None:  # as installed: .pyc files, compiled once before timing
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            command = [sys.executable, "-m", "compileall", "-q", str(Path(checkout) / "simulator")]
+            subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     with contextlib.ExitStack() as stack:
         if args.keep is not None:
             work = args.keep.absolute()

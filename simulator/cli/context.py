@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from simulator.errors import UserError
 from simulator.identity import fallback_user, resolve_user, user_note
 from simulator.settings import (
     MONGO_SCHEMES,
@@ -23,6 +24,7 @@ from simulator.settings import (
 
 if TYPE_CHECKING:  # the store's code (and its driver) loads when a command first opens it
     from simulator.store.database import Connection
+    from simulator.store.file_reads import FileReader
     from simulator.store.store import Store
 
 
@@ -43,6 +45,7 @@ class AppContext:
         default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True)
     )
     _store: Store | None = None
+    _reader: FileReader | None = None
     _target: DatabaseTarget | None = None
     _user: str | None = None
 
@@ -80,6 +83,32 @@ class AppContext:
             self._store = open_store(connection)
         return self._store
 
+    def file_reader(self) -> FileReader | None:
+        """The embedded store's files, opened for reading without its engine (file_reads.py),
+        when the store is a folder that is ready; None otherwise (a server, mongomock, a store
+        to set up or migrate, the menu's database picker): then ask `store`."""
+        if self._store is not None or self.pick_database is not None:
+            return None
+        from simulator.store.database import check_db_name, classify_uri, embedded_folder
+        from simulator.store.file_reads import FileReader
+
+        try:  # a location or name refused: opening the store says so, naming the field
+            kind, uri = classify_uri(self.target.uri)
+            name = check_db_name(self.db_name if self.db_name is not None else db_name())
+        except UserError:
+            return None
+        if kind != "embedded":
+            return None
+        folder = embedded_folder(uri)
+        if not folder.is_dir():
+            return None
+        reader = FileReader(folder, name)
+        if not reader.ready():
+            reader.close()
+            return None
+        self._reader = reader
+        return reader
+
     def _pick_database(self, connection: Connection) -> None:
         """Offer the server's databases (or the embedded store's, when it holds several) when no
         name was given by --db-name, SIM_DB_NAME or DB_NAME; only the menu sets the hook."""
@@ -113,6 +142,9 @@ class AppContext:
         return user_note(self.on_server, self.target.username)
 
     def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._store is not None:
             self._store.close()
             self._store = None

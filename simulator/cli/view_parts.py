@@ -12,18 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console, RenderableType
 
 from simulator.cli.context import AppContext
-from simulator.services.experiments import ExperimentView
 from simulator.worlds import kind_of, names, part
+
+if TYPE_CHECKING:  # the experiments' service (and its validation) loads with what uses it
+    from simulator.services.experiments import ExperimentView
 
 BACK = "back"
 # A handler gets the app and the current view; it returns None to stay on this experiment,
 # BACK to leave the menu (e.g. after deleting it), or another experiment id to switch to.
-Handler = Callable[[AppContext, ExperimentView], str | None]
+Handler = Callable[[AppContext, "ExperimentView"], str | None]
 
 
 @dataclass

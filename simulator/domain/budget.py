@@ -12,12 +12,18 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from simulator.domain.fork import EDIT_PURPOSE
 from simulator.domain.pricing import Price, price_for
+from simulator.domain.spend import (  # noqa: F401  (kept importable from here)
+    SPEND_FIELDS,
+    add_spend,
+    describe_spend,
+    empty_spend,
+    money,
+    spend_of,
+)
 
 # the exit status of a command stopped by a cap: distinct from success (0), failure (1), bad
 # input (2), Ctrl-C (130) and SIGTERM (143)
 CAP_REACHED_EXIT = 3
-
-SPEND_FIELDS = ("calls", "tokens_in", "tokens_out", "cost", "cost_unknown_calls", "seconds")
 
 
 def price_override(choice: object) -> dict | None:
@@ -31,11 +37,6 @@ def price_override(choice: object) -> dict | None:
 def price_of(choice: object) -> Price | None:
     """The price of an LLM entry (`LLMChoice`): its own, else the table's; None: unknown."""
     return price_for(choice.model, price_override(choice))  # type: ignore[attr-defined]
-
-
-def empty_spend() -> dict:
-    return {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "cost_unknown_calls": 0,
-            "seconds": 0.0}  # fmt: skip
 
 
 def call_cost(price: Price | None, done: bool, tokens_in: int | None, tokens_out: int | None):
@@ -64,42 +65,6 @@ def call_spend(row: dict) -> dict | None:
         "cost_unknown_calls": int(cost is None and row.get("state") != "in_flight"),
         "seconds": float(row.get("latency_s") or 0.0),
     }
-
-
-def add_spend(total: dict, delta: dict) -> dict:
-    """Add `delta` into `total` (in place); `total` is returned."""
-    for name in SPEND_FIELDS:
-        total[name] = total.get(name, 0) + delta.get(name, 0)
-    return total
-
-
-def spend_of(stored: dict | None) -> dict:
-    """A stored spend mapping (a run's or a sweep's), every field present."""
-    return add_spend(empty_spend(), stored or {})
-
-
-def money(value: float) -> str:
-    """Dollars as a researcher reads them: cents, or four decimals below a dime."""
-    return f"${value:,.2f}" if value >= 0.1 or value == 0 else f"${value:.4f}"
-
-
-def describe_spend(spend: dict) -> str:
-    """One line: calls, tokens, money (or how many calls have no known price), time."""
-    s = spend_of(spend)
-    tokens = s["tokens_in"] + s["tokens_out"]
-    parts = [
-        f"{s['calls']:,} calls",
-        f"{tokens:,} tokens ({s['tokens_in']:,} in, {s['tokens_out']:,} out)",
-    ]
-    unknown = s["cost_unknown_calls"]
-    if unknown and s["calls"] == unknown:
-        parts.append(f"price unknown for {unknown:,} calls")
-    elif unknown:
-        parts.append(f"{money(s['cost'])} + price unknown for {unknown:,} calls")
-    else:
-        parts.append(money(s["cost"]))
-    parts.append(f"{s['seconds']:,.1f} s of calls")
-    return ", ".join(parts)
 
 
 class Caps(BaseModel):

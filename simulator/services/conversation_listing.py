@@ -4,11 +4,18 @@ favourites first, then the newest, a page at a time."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from simulator.errors import UserError
-from simulator.services.runs import FAVOURITE_KIND as KIND
-from simulator.store.store import Store
+from simulator.services.reading import Opens, answer
+from simulator.store.foreign import left_out_note
 
+if TYPE_CHECKING:
+    from simulator.store.file_reads import FileReader
+    from simulator.store.store import Store
+
+FAVOURITE_KIND = "conversation"  # what a user's favourite runs are stored under
+KIND = FAVOURITE_KIND
 PAGE = 50  # conversations per listing page (`conversation list`, the menu's picker)
 
 
@@ -74,6 +81,24 @@ def list_page(
     return Listing(docs, total)
 
 
+def page_and_note(
+    where: Opens, user: str, experiment_id: str | None, mine: bool, limit: int | None
+) -> tuple[Listing, str | None]:
+    """`list_page` and `foreign_note`, from the embedded store's files when they can answer
+    (store/file_reads.py: no query engine to load), else from the store."""
+
+    def from_files(reader: FileReader) -> tuple[Listing, str | None]:
+        from simulator.store.file_reads import FileListingStore
+
+        files: Any = FileListingStore(reader)  # the parts of a Store these two ask about
+        return list_page(files, user, experiment_id, mine, limit), foreign_note(files)
+
+    def from_store(store: Store) -> tuple[Listing, str | None]:
+        return list_page(store, user, experiment_id, mine, limit), foreign_note(store)
+
+    return answer(where, from_files, from_store)
+
+
 def list_docs(
     store: Store, user: str, experiment_id: str | None = None, mine: bool = False
 ) -> list[dict]:
@@ -86,3 +111,10 @@ def listed(store: Store, user: str, conversation_id: str) -> dict:
     doc = store.conversations.get(conversation_id)
     doc["favourite"] = store.users.is_favourite(user, KIND, conversation_id)
     return doc
+
+
+def foreign_note(store: Store) -> str | None:
+    """Listing leaves the reference tool's documents out; this sentence says how many and how to
+    import them (None when the database holds none)."""
+    counts = store.foreign_counts(("experiments", "conversations"))  # messages: a long scan
+    return left_out_note(counts, store.import_command)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.domain.clock import as_datetime
 from simulator.domain.world import domain_of, experiment_kind
 from simulator.domain.yaml_io import dump_yaml, validate_model
 from simulator.domain.yaml_reading import read_yaml_file
 from simulator.errors import UserError
+from simulator.services.conversation_listing import foreign_note as foreign_note
 from simulator.store import cascade
-from simulator.store.foreign import left_out_note
 from simulator.store.repositories.experiments import AnyExperiment, to_model
-from simulator.store.store import Store
 from simulator.worlds import DEFAULT_KIND, row, rows
+
+if TYPE_CHECKING:  # the store's code loads when a command opens it
+    from simulator.store.store import Store
 
 KIND = "experiment"
 
@@ -213,13 +216,6 @@ def update(
         store.users.ensure(user)
         store.users.set_favourite(user, KIND, experiment_id, favourite)
     return get(store, experiment_id, user)
-
-
-def foreign_note(store: Store) -> str | None:
-    """Listing leaves the reference tool's documents out; this sentence says how many and how to
-    import them (None when the database holds none)."""
-    counts = store.foreign_counts(("experiments", "conversations"))  # messages: a long scan
-    return left_out_note(counts, store.import_command)
 
 
 def deletion_counts(store: Store, experiment_id: str, user: str) -> cascade.Cascade:

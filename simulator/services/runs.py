@@ -23,6 +23,7 @@ from simulator.engine.recorder import StoreRecorder
 from simulator.errors import UserError
 from simulator.llm.access import LLMAccess
 from simulator.llm.base import FatalBackendError
+from simulator.services.conversation_listing import FAVOURITE_KIND
 from simulator.services.experiments import ExperimentView
 from simulator.services.run_parts import run_part
 from simulator.store import lineage
@@ -35,9 +36,6 @@ class WithLLMs(Protocol):
     """Any world's experiment: each lists the LLMs its runs may use."""
 
     llms: list[LLMChoice]
-
-
-FAVOURITE_KIND = "conversation"  # what a user's favourite runs are stored under
 
 
 @dataclass

@@ -14,7 +14,7 @@ from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
-from simulator.services.spend import sweep_spend
+from simulator.services.sweep_status import status as status
 from simulator.store.counting import is_server_collection
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.sweep import (
@@ -243,15 +243,6 @@ def require_owner(store: Store, sweep_id: str, user: str, action: str) -> dict:
             f"{sweep['experiment_id']} with 'llm-sim sweep create {sweep['experiment_id']}'",
         )
     return sweep
-
-
-def status(store: Store, sweep_id: str) -> dict:
-    """Counts by status, calls and tokens, the workers and the first failures (the store's
-    `status_summary`: a handful of queries whatever the sweep's size), and its spend so far
-    (the sweep's own counters: services/spend.py)."""
-    summary = store.sweeps.status_summary(sweep_id)
-    summary["spend"] = sweep_spend(store).read(sweep_id)
-    return summary
 
 
 def apply_overrides(spec: SweepSpec, overrides: dict) -> SweepSpec:

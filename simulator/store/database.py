@@ -244,10 +244,15 @@ def _file_path(uri: str) -> str:
     return uri.removeprefix("file://") if uri.startswith("file://") else uri.removeprefix("file:")
 
 
+def embedded_folder(uri: str) -> Path:
+    """The folder of an embedded store's URI (a path, or file:PATH), as the store opens it."""
+    return Path(_file_path(uri)).expanduser().resolve()
+
+
 def _open_embedded(uri: str, db_name: str, variable: str = "--db/SIM_DB") -> Connection:
     import litemongo
 
-    path = Path(_file_path(uri)).expanduser().resolve()
+    path = embedded_folder(uri)
     try:
         path.mkdir(parents=True, exist_ok=True)
         client = litemongo.connect(str(path))

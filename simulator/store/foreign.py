@@ -43,6 +43,11 @@ def _foreign_count(collection: Any) -> int:
     table = table_of(collection)
     if table is None:
         return count(collection, NOT_OURS)
+    return table_foreign_count(table)
+
+
+def table_foreign_count(table: Any) -> int:
+    """How many documents of an embedded store's table this tool did not write."""
     if installed(table):  # the conversations' rows (conversation_rows.py) know
         return foreign_count(table)
     return count_ours(table)[1]

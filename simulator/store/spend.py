@@ -16,7 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from simulator.domain.budget import SPEND_FIELDS, spend_of
+from simulator.domain.spend import SPEND_FIELDS, spend_of
 
 
 class SweepSpend:

@@ -1,6 +1,8 @@
 """What a command imports: `llm-sim --help` and `--version` load click and the entry point only,
 and a command loads what it uses (numpy and networkx with the worlds and measures that compute
-with them, the model clients with the commands that call models).
+with them, the model clients with the commands that call models). `sweep status` and
+`conversation list` on an embedded store that is ready read its files without its engine
+(store/file_reads.py): no litemongo, no pymongo.
 
 Each command runs as its own process (the point is what a fresh process loads) through the real
 `main()`, writing `sys.modules` at exit; bench/cli_startup.py times the same commands.
@@ -60,6 +62,26 @@ RUN_HELP_WITHOUT = ("numpy", "networkx", "pymongo", "litemongo", "openai", "http
 STARTING_CEILING = 200
 LISTING_CEILING = 690
 RUN_HELP_CEILING = 600
+
+# A sweep's status and the conversation listing, on an embedded store that is ready: neither
+# the store's engine (litemongo, and pymongo, which its vendored mongomock imports) nor the
+# sweep runner, planner or model clients, nor the experiments' validation. Measured: `sweep
+# status` 264 modules, `conversation list` 404; 743 and 708 when both opened the store and
+# `sweep status` loaded the runner.
+ENGINE = ("litemongo", "pymongo", "mongomock")
+STATUS_WITHOUT = (
+    *ENGINE,
+    *LISTING_WITHOUT,
+    "pydantic",
+    "inflect",
+    "tenacity",
+    "simulator.engine",
+    "simulator.services.sweeps",
+    "simulator.cli.commands.sweep_work",
+)
+CONVERSATION_LIST_WITHOUT = (*ENGINE, *LISTING_WITHOUT, "pydantic", "simulator.engine.sweep_runner")
+STATUS_CEILING = 320
+CONVERSATION_LIST_CEILING = 460
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
@@ -131,3 +153,59 @@ def test_a_commands_help_loads_what_builds_its_options_only(tmp_path):
     assert "simulator.cli.commands.run" in modules
     assert under(modules, RUN_HELP_WITHOUT) == []
     assert len(modules) < RUN_HELP_CEILING
+
+
+@pytest.fixture
+def swept(tmp_path) -> tuple[str, str]:
+    """A store with the shipped prison chat and a sweep of two conversations (made by the CLI,
+    which sets the store up); the sweep's id and the experiment's."""
+    import json
+
+    main = str(REPO / "main.py")
+    prison = REPO / "prompts" / "experiments" / "prison.yaml"
+    made = llm_sim([main, "experiment", "create", str(prison), "--json"], tmp_path)
+    experiment_id = json.loads(made.stdout)["id"]
+    create = [main, "sweep", "create", experiment_id, "--repetitions", "2"]
+    create += ["--llm", "openai:stub", "--messages", "4", "--agents", "Guard=1,Prisoner=1"]
+    done = llm_sim([*create, "--yes", "--json"], tmp_path)
+    return json.loads(done.stdout)["sweep_id"], experiment_id
+
+
+def test_a_sweeps_status_reads_the_store_files_without_engine_or_runner(swept, tmp_path):
+    swept, _ = swept
+    modules = loaded_by(["sweep", "status", swept], tmp_path)
+    assert "simulator.store.file_reads" in modules  # it read the sweep
+    assert under(modules, STATUS_WITHOUT) == []
+    assert len(modules) < STATUS_CEILING
+    shown = " ".join(
+        llm_sim([str(REPO / "main.py"), "sweep", "status", swept], tmp_path).stdout.split()
+    )
+    assert f"{swept} (" in shown and "0/2 done" in shown and "0 calls, 0 tokens out" in shown
+
+
+@pytest.mark.parametrize(
+    "flags", [[], ["--mine"], ["--experiment", "EXP"], ["--json"]], ids=" ".join
+)
+def test_the_conversation_list_reads_the_store_files_without_engine(flags, swept, tmp_path):
+    import json
+
+    swept, experiment_id = swept
+    flags = [experiment_id if flag == "EXP" else flag for flag in flags]
+    modules = loaded_by(["conversation", "list", *flags], tmp_path)
+    assert "simulator.store.file_reads" in modules
+    assert under(modules, CONVERSATION_LIST_WITHOUT) == []
+    assert len(modules) < CONVERSATION_LIST_CEILING
+    shown = llm_sim([str(REPO / "main.py"), "conversation", "list", *flags], tmp_path).stdout
+    if "--json" in flags:
+        assert [row["sweep_id"] for row in json.loads(shown)] == [swept, swept]
+    else:
+        assert shown.count("pending") == 2
+
+
+def test_a_store_not_set_up_yet_is_opened_with_its_engine(tmp_path):
+    """The files are read only once the store has been set up: a first listing opens it."""
+    modules = loaded_by(["conversation", "list"], tmp_path)
+    assert "litemongo" in modules and "simulator.store.store" in modules
+    assert (tmp_path / "store").is_dir()  # set up by that first open
+    again = loaded_by(["conversation", "list"], tmp_path)
+    assert "litemongo" not in again

@@ -52,6 +52,21 @@ def test_each_summary_lists_as_the_loaded_commands_own_help(limit):
         assert unloaded.listed_help(context, name, limit) == command.get_short_help_str(limit)
 
 
+@pytest.mark.parametrize("group_name", ["sweep", "conversation"])
+def test_a_groups_commands_load_on_use_and_list_as_their_own_help(group_name):
+    """`sweep` and `conversation` load a command's module when it runs (status and list need
+    neither the runner nor the run engine); their listings read the same summaries."""
+    group = cli.get_command(click.Context(cli), group_name)
+    context = click.Context(group)
+    unloaded = LazyGroup(name=group_name, lazy_commands=group._lazy)
+    assert group._lazy
+    for name in group._lazy:
+        command = group.get_command(context, name)
+        assert command.name == name
+        for limit in (20, 45, 70, 300):
+            assert unloaded.listed_help(context, name, limit) == command.get_short_help_str(limit)
+
+
 def test_help_of_a_fresh_process_is_the_help_with_every_command_loaded(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SIM_", "PYTHON"))}
     env.update(COLUMNS="80", PYTHONPATH=str(REPO), SIM_LOG_DIR=str(tmp_path / "logs"))

@@ -1,26 +1,66 @@
-"""`llm-sim conversation list|show|memory|replay|fork|resume|delete|favourite`."""
+"""`llm-sim conversation …`: list, show, favourite and delete conversations; browse a run's
+memories; replay, fork or resume a run.
+
+`list` reads the store only and lives here; the others (the run engine, the model clients, the
+memory views) load from conversation_work.py when one of them runs, so a listing starts
+quickly."""
 
 from __future__ import annotations
-
-import sys
-from typing import Any
 
 import click
 
 from simulator.cli.context import AppContext
-from simulator.cli.params import SEED
-from simulator.cli.transcript_view import print_conversations, show_prompts, show_transcript
-from simulator.errors import UserError
-from simulator.memory.domain.records import MEMORY_TYPES
-from simulator.services import conversation_deletion as deletion
+from simulator.cli.lazy_group import LazyCommand, LazyGroup
+from simulator.cli.transcript_view import print_conversations
 from simulator.services import conversation_listing as listing
-from simulator.services import runs
-from simulator.services.experiments import foreign_note
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
 
+_WORK = "simulator.cli.commands.conversation_work"
+# the first paragraph of each command's help (tests/cli/test_lazy_commands.py checks them)
+COMMANDS: dict[str, LazyCommand] = {
+    "show": LazyCommand(
+        _WORK, "show_cmd", "Show a conversation (anyone may view any conversation)."
+    ),
+    "memory": LazyCommand(
+        _WORK,
+        "memory_cmd",
+        "Browse a run's memory streams: each agent's memories over time with their importance, "
+        "the evidence under each thought (--tree), and what one step's prompts showed (--step).",
+    ),
+    "replay": LazyCommand(
+        _WORK,
+        "replay_cmd",
+        "Re-run a stored run (chat, grid or network) exactly, as a new run linked to it, and say "
+        "whether every call got the same prompt and reply, or where it first diverged.",
+    ),
+    "fork": LazyCommand(
+        _WORK,
+        "fork_cmd",
+        "Branch a conversation at one message: the new conversation shares the messages before it"
+        " (read from the original, not copied), optionally says your text there, and continues "
+        "under the changed settings, once per repetition. A grid run branches at a step and a "
+        "network run at a round (--at N): the fork shares the steps (rounds) before N and "
+        "continues under --llm and --seed.",
+    ),
+    "resume": LazyCommand(
+        _WORK,
+        "resume_cmd",
+        "Finish a run that stopped (killed, interrupted, failed) and belongs to no sweep.",
+    ),
+    "favourite": LazyCommand(
+        _WORK, "favourite_cmd", "Mark a conversation as one of your favourites."
+    ),
+    "delete": LazyCommand(
+        _WORK,
+        "delete_cmd",
+        "Delete a conversation you own with its messages, calls, summaries and scores; with "
+        "--with-forks, together with its forks (listed and counted before you confirm).",
+    ),
+}
 
-@click.group()
+
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS)
 def conversation() -> None:
     """List, show, favourite and delete conversations; browse a run's memories; replay a run."""
 
@@ -42,9 +82,8 @@ def list_cmd(
 ) -> None:
     """List conversations, your favourites first, then newest first, one page at a time."""
     size = listing.check_limit(limit, every)
-    page = listing.list_page(app.store, app.user, experiment_id, mine, limit=size)
+    page, note = listing.page_and_note(app, app.user, experiment_id, mine, size)
     docs = page.docs
-    note = foreign_note(app.store)
     showing = page.showing()
     if as_json:
         app.print_json([{k: v for k, v in d.items() if k != "experiment"} for d in docs])
@@ -58,153 +97,3 @@ def list_cmd(
         (app.err if as_json else app.console).print(showing, markup=False)
     if note:
         (app.err if as_json else app.console).print(note, markup=False)
-
-
-@conversation.command("show")
-@click.argument("conversation_id")
-@click.option(
-    "--prompts", "with_prompts", is_flag=True, help="Show the exact prompts of every call."
-)
-@json_option
-@click.pass_obj
-def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json: bool) -> None:
-    """Show a conversation (anyone may view any conversation)."""
-    data = runs.transcript(app.store, conversation_id)
-    calls = runs.prompts(app.store, conversation_id) if with_prompts else None
-    if as_json:
-        if calls is not None:
-            data["calls"] = calls
-        app.print_json(data)
-        return
-    show_transcript(app.console, data)
-    if calls is not None:
-        show_prompts(app.console, calls)
-
-
-@conversation.command("memory")
-@click.argument("run_id")
-@click.option("--agent", help="Only this agent (its name, or its index from 0).")
-@click.option("--type", "kind", type=click.Choice(MEMORY_TYPES), help="Only memories of this type.")
-@click.option("--tree", is_flag=True, help="Show each thought over the records it rests on.")
-@click.option("--step", type=int, help="Show what the prompts of this step (round) showed.")
-@json_option
-@click.pass_obj
-def memory_cmd(
-    app: AppContext,
-    run_id: str,
-    agent: str | None,
-    kind: str | None,
-    tree: bool,
-    step: int | None,
-    as_json: bool,
-) -> None:
-    """Browse a run's memory streams: each agent's memories over time with their importance,
-    the evidence under each thought (--tree), and what one step's prompts showed (--step)."""
-    from simulator.memory.analysis.browser import browse_memories
-    from simulator.memory.cli.view import show_memories
-
-    browse = browse_memories(app.store, run_id, agent=agent, type=kind, step=step)
-    if as_json:
-        app.print_json(browse.to_json())
-    else:
-        show_memories(app.console, browse, tree=tree)
-
-
-@conversation.command("replay")
-@click.argument("run_id")
-@click.option("--llm", help="Replay every call on this model instead.")
-@click.option(
-    "--force", is_flag=True, help="Replay even when the model's identity differs from the record."
-)
-@json_option
-@click.pass_obj
-def replay_cmd(app: AppContext, run_id: str, llm: str | None, force: bool, as_json: bool) -> None:
-    """Re-run a stored run (chat, grid or network) exactly, as a new run linked to it, and say
-    whether every call got the same prompt and reply, or where it first diverged."""
-    from simulator.cli.replay_view import replay_cli
-
-    replay_cli(app, run_id, llm=llm, force=force, as_json=as_json)
-
-
-@conversation.command("fork")
-@click.argument("conversation_id")
-@click.option(
-    "--at",
-    required=True,
-    metavar="DAY:INDEX|N",
-    help="The first message not shared, as `conversation show` prints it, e.g. 1:3; for a "
-    "grid run the first step not shared, for a network run the first round (e.g. 2).",
-)
-@click.option("--edit", help="The text the same agent says at the fork point instead (a chat).")
-@click.option("--llm", help="Model for every agent from the fork point on.")
-@click.option("--llm-for", multiple=True, metavar="ROLE=MODEL", help="Model for one role's agents.")
-@click.option(
-    "--variant", "variants", multiple=True, metavar="SECTION=NAME", help="A prompt variant."
-)
-@click.option("--speaker", help="Speaker method from the fork point on.")
-@click.option(
-    "--repetitions", type=int, default=1, show_default=True, help="Continuations, one seed each."
-)
-@click.option("--seed", type=SEED, help="Seed of the first continuation (default: the parent's).")
-@json_option
-@click.pass_obj
-def fork_cmd(app: AppContext, conversation_id: str, at: str, as_json: bool, **changes: Any) -> None:
-    """Branch a conversation at one message: the new conversation shares the messages before
-    it (read from the original, not copied), optionally says your text there, and continues
-    under the changed settings, once per repetition. A grid run branches at a step and a
-    network run at a round (--at N): the fork shares the steps (rounds) before N and continues
-    under --llm and --seed."""
-    from simulator.cli.fork_view import fork_cli
-
-    outcomes = fork_cli(app, conversation_id, at, as_json=as_json, **changes)
-    if any(o.status == "failed" for o in outcomes):
-        raise SystemExit(1)
-
-
-@conversation.command("resume")
-@click.argument("run_id")
-@json_option
-@click.pass_obj
-def resume_cmd(app: AppContext, run_id: str, as_json: bool) -> None:
-    """Finish a run that stopped (killed, interrupted, failed) and belongs to no sweep."""
-    from simulator.cli.fork_view import resume_cli
-
-    if resume_cli(app, run_id, as_json).status == "failed":
-        raise SystemExit(1)
-
-
-@conversation.command("favourite")
-@click.argument("conversation_id")
-@click.option("--off", is_flag=True, help="Remove it from your favourites.")
-@click.pass_obj
-def favourite_cmd(app: AppContext, conversation_id: str, off: bool) -> None:
-    """Mark a conversation as one of your favourites."""
-    runs.set_favourite(app.store, conversation_id, app.user, not off)
-    app.console.print(f"{conversation_id} {'removed from' if off else 'added to'} your favourites.")
-
-
-@conversation.command("delete")
-@click.argument("conversation_id")
-@click.option(
-    "--with-forks",
-    is_flag=True,
-    help="Also delete every fork of it, whoever made them (you must own the conversation).",
-)
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.pass_obj
-def delete_cmd(app: AppContext, conversation_id: str, with_forks: bool, yes: bool) -> None:
-    """Delete a conversation you own with its messages, calls, summaries and scores; with
-    --with-forks, together with its forks (listed and counted before you confirm)."""
-    question = deletion.plan(app.store, conversation_id, app.user, with_forks).question()
-    if not yes:
-        if not sys.stdin.isatty():
-            raise UserError(
-                f"deleting needs confirmation ({question})",
-                field="--yes",
-                fix="pass --yes when not at a terminal",
-            )
-        if not click.confirm(question, default=False):
-            app.console.print("Nothing deleted.")
-            return
-    done = deletion.delete(app.store, conversation_id, app.user, with_forks)
-    app.console.print(done.done_message(), markup=False)

@@ -1,186 +1,50 @@
-"""`llm-sim sweep …`: create a sweep, run it with many workers, watch it, resume it."""
+"""`llm-sim sweep …`: create a sweep, run it with many workers, watch it, resume it.
+
+`status` and `list` read the store only and live here; creating and running a sweep (the
+planner, the estimates, the runner and the model clients) load from sweep_work.py when one of
+those commands runs, so a status from another terminal starts quickly."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-
 import click
 
-from simulator.cli.caps import caps_from
-from simulator.cli.commands.sweep_options import fork_header, json_option, run_options
 from simulator.cli.context import AppContext
-from simulator.cli.estimate_display import print_estimate, print_stored_estimate, sweep_estimate
-from simulator.cli.params import SEED
-from simulator.cli.sweep_display import print_plan
-from simulator.cli.sweep_parts import (
-    FORK,
-    WorldOptionsCommand,
-    add_world_options,
-    apply_world_values,
-    sweep_spec,
-    takes,
-)
-from simulator.cli.sweep_running import run_sweep
-from simulator.domain.budget import describe_spend
-from simulator.domain.plural import count
-from simulator.errors import UserError
-from simulator.services import estimates
-from simulator.services import experiments as exp_service
-from simulator.services import spend as spend_service
-from simulator.services import sweeps as service
-from simulator.services.sweep_parts import sweep_part
+from simulator.cli.lazy_group import LazyCommand, LazyGroup
+from simulator.domain.spend import describe_spend
+from simulator.services import sweep_status
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output only.")
+
+_WORK = "simulator.cli.commands.sweep_work"
+# the first paragraph of each command's help (tests/cli/test_lazy_commands.py checks them)
+COMMANDS: dict[str, LazyCommand] = {
+    "create": LazyCommand(
+        _WORK,
+        "create_cmd",
+        "Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file.",
+    ),
+    "run": LazyCommand(_WORK, "run_cmd", "Run a sweep until every conversation is done or failed."),
+    "resume": LazyCommand(
+        _WORK,
+        "resume_cmd",
+        "Finish a sweep after a crash; unfinished conversations continue from their last message.",
+    ),
+    "work": LazyCommand(
+        _WORK,
+        "work_cmd",
+        "Join a running sweep as one more worker (any machine, same database).",
+    ),
+    "retry-failed": LazyCommand(
+        _WORK,
+        "retry_cmd",
+        "Queue failed conversations again (they continue from their last message) and run.",
+    ),
+}
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS)
 def sweep() -> None:
     """Batches of conversations over every combination asked for."""
-
-
-@sweep.command("create", cls=WorldOptionsCommand)
-@click.argument("experiment_id")
-@click.argument("file", required=False, type=click.STRING)  # checked by the YAML reader
-@click.option("--name", help="A name to find the sweep by (default: sweep).")
-@click.option("--repetitions", type=int, help="Runs per cell.")
-@click.option("--llm", "llms", multiple=True, help="One model per run; repeatable.")
-@click.option(
-    "--seed",
-    type=SEED,
-    help="Sweep seed: each run's seed is derived from it (default: none, not reproducible).",
-)
-@click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
-@click.option("--yes", is_flag=True, help="Create without asking.")
-@json_option
-@click.pass_context
-def create_cmd(
-    ctx: click.Context,
-    experiment_id: str,
-    file: str | None,
-    as_json: bool,
-    dry_run: bool,
-    yes: bool,
-    **flags,
-) -> None:
-    """Create a sweep of EXPERIMENT_ID from FILE (YAML) and/or flags; flags win over the file.
-
-    Each world takes its own flags (listed below by world); -W KEY=VALUE gives any of them by
-    name. A fork sweep (--fork-from CONV_ID --fork-at DAY:INDEX, or fork: in FILE) branches a
-    stored chat of EXPERIMENT_ID at one message: its agents, messages and days are the
-    parent's."""
-    app: AppContext = ctx.obj
-    view = exp_service.get(app.store, experiment_id, app.user)
-    apply_world_values(flags, ctx)
-    if not takes(view.kind, FORK) and any(flags.get(k) is not None for k in FORK):
-        raise UserError(
-            f"{experiment_id} is a {view.kind} experiment; "
-            "fork sweeps branch a stored chat conversation at one message",
-            field="--fork-from",
-            fix="give the chat experiment of the conversation to fork",
-        )
-    spec = sweep_spec(view.kind, file, flags, view)
-    caps = spend_service.caps_in_file(file)  # kept on the sweep for its runners
-    part = sweep_part(view.kind)
-    plan = part.plan(app.store, view, spec, app.user)
-    estimate = sweep_estimate(app, view, spec, plan)
-    if as_json and dry_run:
-        shown = None if estimate is None else {k: v for k, v in estimate.items() if k != "taken_at"}
-        app.print_json({**plan.as_dict(), "estimate": shown})  # the same plan prints the same
-        return
-    if not as_json:
-        print_plan(app, plan, view.kind)
-        print_estimate(app, estimate)
-    note = service.embedded_scale_note(app.store, plan.conversations)
-    if note:
-        app.err.print(note, markup=False, highlight=False)
-    if dry_run:
-        return
-    if (
-        not yes
-        and not as_json
-        and sys.stdin.isatty()
-        and not click.confirm("Create this sweep?", default=True)
-    ):
-        app.console.print("Nothing created.")
-        return
-    doc, added = part.create(app.store, view, spec, app.user, plan)
-    estimates.keep_with_sweep(app.store, doc["_id"], estimate)
-    spend_service.keep_file_caps(app.store, doc["_id"], caps)
-    if as_json:
-        app.print_json(
-            {"sweep_id": doc["_id"], "added": added, **plan.as_dict(), "estimate": estimate}
-        )
-    else:
-        app.console.print(
-            f"Sweep [bold]{doc['_id']}[/bold]: {count(added, 'new conversation')} stored. "
-            f"Run it: llm-sim sweep run {doc['_id']}"
-        )
-
-
-add_world_options(create_cmd, before="dry_run")
-
-
-def _runner_command(
-    name: str, verb: str, doc: str, before: Callable[[AppContext, str, bool], None] | None = None
-) -> None:
-    """`run`, `resume`, `work` and `retry-failed` are one loop: claim, run, heartbeat; only the
-    words differ, and what happens `before` it (retry-failed queues the failed ones again)."""
-
-    @sweep.command(name, help=doc)
-    @click.argument("sweep_id")
-    @run_options
-    @click.pass_obj
-    def command(
-        app: AppContext,
-        sweep_id: str,
-        concurrency: int,
-        pools,
-        lease_ttl: float,
-        as_json: bool,
-        max_cost: float | None,
-        max_tokens: int | None,
-        max_calls: int | None,
-    ) -> None:
-        if before is not None:
-            before(app, sweep_id, as_json)
-        _fork_header(app, sweep_id, as_json, concurrency)
-        caps = caps_from(max_cost, max_tokens, max_calls)
-        run_sweep(app, sweep_id, concurrency, pools, lease_ttl, as_json, verb, caps)
-
-
-_runner_command("run", "Running", "Run a sweep until every conversation is done or failed.")
-_runner_command(
-    "resume",
-    "Resuming",
-    "Finish a sweep after a crash; unfinished conversations continue from their last message.",
-)
-_runner_command(
-    "work", "Working on", "Join a running sweep as one more worker (any machine, same database)."
-)
-
-
-def _fork_header(app: AppContext, sweep_id: str, as_json: bool, concurrency: int) -> None:
-    """A fork sweep's run starts by saying where its branches start and what they took from
-    the parent; any sweep's by what it was estimated at when it was created."""
-    if not as_json:
-        sweep = app.store.sweeps.get(sweep_id)
-        for line in fork_header(sweep):
-            app.err.print(line, markup=False, highlight=False)
-        print_stored_estimate(app, sweep, concurrency)
-
-
-def _queue_failed_again(app: AppContext, sweep_id: str, as_json: bool) -> None:
-    service.require_owner(app.store, sweep_id, app.user, "retry")
-    reset = app.store.sweeps.reset_failed(sweep_id)
-    if not as_json:
-        app.err.print(f"{count(reset, 'failed conversation')} queued again.")
-
-
-_runner_command(
-    "retry-failed",
-    "Retrying",
-    "Queue failed conversations again (they continue from their last message) and run.",
-    _queue_failed_again,
-)
 
 
 @sweep.command("status")
@@ -189,7 +53,7 @@ _runner_command(
 @click.pass_obj
 def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
     """Counts by status; works from another terminal while the sweep runs."""
-    status = service.status(app.store, sweep_id)
+    status = sweep_status.status_of(app, sweep_id)
     if as_json:
         app.print_json(status)
         return
@@ -198,8 +62,7 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
         f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
         f"{counts['done']}/{status['total']} done, {counts['running']} running, "
         f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
-        f"{count(status['calls'], 'call', thousands=True)}, "
-        f"{count(status['tokens_out'], 'token', thousands=True)} out"
+        f"{_regular(status['calls'], 'call')}, {_regular(status['tokens_out'], 'token')} out"
     )
     app.console.print(f"spent so far: {describe_spend(status['spend'])}", markup=False)
     for worker in status["workers"]:
@@ -238,3 +101,9 @@ def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
             f"{row['sweep_id']}  {row['name']}  {row['experiment_id']}  {row['owner']}  "
             f"{row['done']}/{row['total']} done, {row['failed']} failed"
         )
+
+
+def _regular(n: int, noun: str) -> str:
+    """'1 call', '2,000 calls': a regular noun's plural without loading inflect's grammar
+    (domain/plural.py: some 60 modules) into a status that must start quickly."""
+    return f"{n:,} {noun if n == 1 else noun + 's'}"

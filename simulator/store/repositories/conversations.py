@@ -130,7 +130,7 @@ class ConversationsRepository:
         """
         table = rows_table(self._col)
         if table is not None:
-            return self._embedded_page(table, experiment_id, owner, limit, only, exclude)
+            return self.embedded_page(table, experiment_id, owner, limit, only, exclude)
         query = self._listing(experiment_id, owner)
         if only is not None:
             query["_id"] = {"$in": sorted(only)}
@@ -153,7 +153,7 @@ class ConversationsRepository:
         return sorted(docs, key=lambda d: (as_datetime(d["created_at"]), d["_id"]), reverse=True)
 
     @staticmethod
-    def _embedded_page(
+    def embedded_page(
         table: Any,
         experiment_id: str | None,
         owner: str | None,

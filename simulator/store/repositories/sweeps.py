@@ -33,6 +33,7 @@ from simulator.store.embedded import by_ids, sort_key
 from simulator.store.embedded_writes import rewrite, set_fields_one, update_by_id
 from simulator.store.foreign import ours
 from simulator.store.indexes import ensure_sparse_unique
+from simulator.store.sweep_summary import kept_totals, summary
 
 SCHEMA_VERSION = 1
 CLAIMABLE = ("pending", "interrupted")
@@ -268,7 +269,7 @@ class SweepsRepository:
         counts kept per sweep and status (conversation_rows.py)."""
         table = rows_table(self._convs)
         if table is not None:
-            return _totals(questions.sweep_totals(table, sweep_id))
+            return kept_totals(questions.sweep_totals(table, sweep_id))
         if is_server_collection(self._convs):  # one pass; see counting.py
             by_status = count_by(self._convs, {"sweep_id": {"$eq": sweep_id}}, "status")
             counts = {status: by_status.get(status, 0) for status in CONVERSATION_STATUSES}
@@ -322,30 +323,13 @@ class SweepsRepository:
         """Counts by status, calls and tokens, the workers and the first failures: a handful of
         queries whatever the sweep's size (no conversation documents are loaded but failed ones,
         50 at most, and running ones). What `llm-sim sweep status` and the report show."""
-        sweep = self.get(sweep_id)
-        totals = self.status_totals(sweep_id)
-        counts = {status: row["n"] for status, row in totals.items()}
-        total = sum(counts.values())
-        failed = (
-            [
-                {"id": d["_id"], "cell": d.get("cell_label"), "error": d.get("error")}
-                for d in self.failed_page(sweep_id, 50)
-            ]
-            if counts.get("failed")
-            else []
+        return summary(
+            sweep_id,
+            self.get(sweep_id),
+            self.status_totals(sweep_id),
+            lambda limit: self.failed_page(sweep_id, limit),
+            lambda: self.running_owners(sweep_id),
         )
-        return {
-            "sweep_id": sweep_id,
-            "name": sweep.get("name"),
-            "experiment_id": sweep["experiment_id"],
-            "total": total,
-            "counts": {s: counts.get(s, 0) for s in CONVERSATION_STATUSES},
-            "complete": counts.get("done", 0) == total,
-            "calls": sum(row["calls"] for row in totals.values()),
-            "tokens_out": sum(row["tokens_out"] for row in totals.values()),
-            "workers": self.running_owners(sweep_id) if counts.get("running") else [],
-            "failed": failed,
-        }
 
     def conversations(self, sweep_id: str, status: str | None = None) -> list[dict]:
         table = rows_table(self._convs)
@@ -417,19 +401,3 @@ def _before(value: Any, moment: int) -> bool:
 
 def _whole(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _totals(kept: dict[str | None, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """`status_totals` from the kept counts: statuses outside CONVERSATION_STATUSES are not
-    counted, and waiting (pending) conversations count no calls, as on the servers."""
-    totals: dict[str, dict[str, int]] = {}
-    for status, row in kept.items():
-        if status not in CONVERSATION_STATUSES:
-            continue
-        spent = status != "pending"
-        totals[status] = {
-            "n": row["n"],
-            "calls": row["calls"] if spent else 0,
-            "tokens_out": row["tokens_out"] if spent else 0,
-        }
-    return totals

@@ -15,12 +15,11 @@ from simulator.cli.live import role_colour
 from simulator.cli.transcript_view import shown, stored_count
 from simulator.cli.view_parts import CreateFlow, MenuEntry
 from simulator.domain.plural import count
-from simulator.services.experiments import ExperimentView
-from simulator.worlds.chat.domain.experiment import Experiment
-from simulator.worlds.chat.services import roles
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a listing reads these views: the experiments' validation loads when used
     from simulator.cli.context import AppContext
+    from simulator.services.experiments import ExperimentView
+    from simulator.worlds.chat.domain.experiment import Experiment
 
 
 # The menus (and the run engine they start) load when chosen, not with every listing that
@@ -134,5 +133,7 @@ def _summary(console: Console, day: int, text: str) -> None:
 def rendered(experiment: Experiment, text: str) -> tuple[dict[str, int], dict[str, str]]:
     """`experiment show --render guard=2,prisoner=1`: the agents per role, and every prompt as
     they read it."""
+    from simulator.worlds.chat.services import roles
+
     counts = roles.parse_counts(text, experiment)
     return counts, roles.render(experiment, counts)

@@ -179,8 +179,10 @@ class LeanClient:
                 reply = await self._exchange(conn, message, wait_s)
             except LeanTransportError as exc:
                 # the server closed a kept-alive connection without answering (it closes idle
-                # ones): once more, on a fresh connection
-                if exc.kind != "reset" or conn.received != seen:
+                # ones): a GET goes once more, on a fresh connection; a POST may have reached the
+                # server (and been billed), so its failure is told to the caller, whose retry
+                # policy records the attempt in the ledger before trying again
+                if exc.kind != "reset" or conn.received != seen or method != "GET":
                     raise
         if reply is None:
             reply = await self._exchange(await self._connect(wait_s), message, wait_s)

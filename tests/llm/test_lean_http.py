@@ -19,7 +19,7 @@ import pytest
 
 from simulator.domain.params import GenerationParams
 from simulator.llm.base import FatalBackendError
-from simulator.llm.lean_http import LeanClient, lean_target
+from simulator.llm.lean_http import LeanClient, LeanTransportError, lean_target
 from simulator.llm.openai_backend import OpenAIBackend
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,8 +30,9 @@ GZ = gzip.compress(REPLY)
 
 @asynccontextmanager
 async def raw_server(answer: Callable[[int], bytes], close_after: bool = False) -> AsyncIterator:
-    """A loopback server answering the n-th request with `answer(n)`'s bytes as they are;
-    `close_after`: it closes each connection after its answer. Yields (port, connections)."""
+    """A loopback server answering the n-th request with `answer(n)`'s bytes as they are (no
+    bytes: it closes the connection unanswered); `close_after`: it closes each connection after
+    its answer. Yields (port, connections)."""
     connections: list[int] = []
     served = [0]
 
@@ -46,7 +47,10 @@ async def raw_server(answer: Callable[[int], bytes], close_after: bool = False) 
                         size = int(line.split(":", 1)[1])
                 await reader.readexactly(size)
                 served[0] += 1
-                writer.write(answer(served[0]))
+                reply = answer(served[0])
+                if not reply:  # read the request, then drop the connection without a word
+                    break
+                writer.write(reply)
                 await writer.drain()
                 if close_after:
                     break
@@ -175,3 +179,28 @@ def test_a_call_to_a_plain_http_server_never_imports_the_openai_package(stub_ser
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False", "False"]
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+async def test_a_request_dropped_unanswered_on_a_kept_connection(method):
+    """The server reads the second request on a kept-alive connection and drops it unanswered:
+    a POST may have reached the model (and been billed), so it is not sent again behind the
+    caller's back (its retry policy records the attempt); a GET goes once more, fresh."""
+    answers = {2: b""}
+
+    def answer(n: int) -> bytes:
+        return answers.get(n, ok(REPLY, f"Content-Length: {len(REPLY)}"))
+
+    async with raw_server(answer) as (port, connections):
+        client = LeanClient("127.0.0.1", port, "/v1", {}, {}, timeout=5)
+        try:
+            first = await client.request(method, "/models", b"{}" if method == "POST" else None)
+            if method == "POST":
+                with pytest.raises(LeanTransportError):
+                    await client.request(method, "/models", b"{}")
+            else:
+                assert (await client.request(method, "/models")).body == REPLY
+        finally:
+            await client.aclose()
+    assert first.body == REPLY
+    assert len(connections) == (1 if method == "POST" else 2)

@@ -15,12 +15,14 @@ from simulator.logs import redact
 
 
 def describe(p: SweepProgress) -> str:
+    """One progress line, kept short so that a small sweep's fits 80 columns (failures are
+    named only once there are some)."""
     eta = p.eta_s
     eta_text = f"{eta:,.0f} s" if eta is not None else "?"
+    failed = f", {p.failed:,} failed" if p.failed else ""
     return (
-        f"done {p.done}/{p.total} · running {p.running_here} · failed {p.failed} · "
-        f"remaining {p.remaining} · {p.calls_per_s:.1f} calls/s · {p.tokens_per_s:.0f} tok/s · "
-        f"ETA {eta_text}"
+        f"{p.done:,}/{p.total:,} done, {p.running_here} running{failed}, {p.remaining:,} left · "
+        f"{p.calls_per_s:,.0f} calls/s, {p.tokens_per_s:,.0f} tok/s · ETA {eta_text}"
     )
 
 

@@ -60,7 +60,7 @@ def test_sweep_plan_confirm_run(spawn, sim, tmp_path):
     app.answer("Conversations at a time (1–256)", ENTER)
     sweep_id = app.expect(r"Sweep s[a-z]*_[0-9a-z]+: 32 new conversations stored", regex=True)
     sweep_id = sweep_id.split()[1].rstrip(":")
-    app.expect("done 32/32")
+    app.expect("32/32 done")
     app.menu(title, "Back")
     app.menu("What do you want to do?", "Exit")
     output = ANSI.sub("", app.finish())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from in_process import CliResult, run_cli_in_process
+from settings_isolation import UNSET_SETTINGS
 
 from simulator.testing.wire_server import wire_server as start_wire_server
 
@@ -30,20 +31,7 @@ def isolated_settings(tmp_path_factory, monkeypatch):
         ("SIM_LOG_DIR", "logs"),
     ):
         monkeypatch.setenv(name, str(base / sub))
-    for name in (
-        "SIM_DB",
-        "SIM_USER",
-        "MONGODB_URI",
-        "DB_USER",
-        "DB_PASSWORD",
-        "DB_CLUSTER_URL",
-        "SIM_DB_NAME",
-        "DB_NAME",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_BASE",
-        "OLLAMA_HOST",
-    ):
+    for name in UNSET_SETTINGS:
         monkeypatch.delenv(name, raising=False)
     return base
 

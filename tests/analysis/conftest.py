@@ -8,24 +8,11 @@ import uuid
 import pytest
 from in_process import run_cli_in_process
 from paper_import import import_cut
+from settings_isolation import UNSET_SETTINGS
 
 from simulator.analysis.prison_paper.rows import PaperConversation
 
-# what the root conftest's `isolated_settings` unsets, which a session fixture runs before
-UNSET = (
-    "SIM_DB",
-    "SIM_USER",
-    "MONGODB_URI",
-    "DB_USER",
-    "DB_PASSWORD",
-    "DB_CLUSTER_URL",
-    "SIM_DB_NAME",
-    "DB_NAME",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_BASE",
-    "OLLAMA_HOST",
-)
+UNSET = UNSET_SETTINGS  # what the root conftest's `isolated_settings` unsets
 
 
 @pytest.fixture(scope="session", params=["mongomock", "embedded", "wire"])

@@ -14,4 +14,8 @@ UNSET_SETTINGS = (
     "OPENAI_BASE_URL",
     "OPENAI_API_BASE",
     "OLLAMA_HOST",
+    # a parallel test runner sets these for its workers; a test spawning a terminal or reading
+    # the width must see the size it asked for, not 80x24
+    "COLUMNS",
+    "LINES",
 )

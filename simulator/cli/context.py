@@ -40,9 +40,9 @@ class AppContext:
     # (database names on the server, the name that would be used) -> the name picked; the menu
     # sets it, as the reference tool offered the server's databases at login
     pick_database: Callable[[list[str], str], str] | None = None
-    console: Console = field(default_factory=lambda: Console(highlight=False))
+    console: Console = field(default_factory=lambda: Console(highlight=False, emoji=False))
     err: Console = field(
-        default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True)
+        default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     )
     _store: Store | None = None
     _reader: FileReader | None = None

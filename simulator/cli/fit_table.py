@@ -88,7 +88,7 @@ def _overhead(count: int) -> int:
     for _ in range(count):
         table.add_column("", width=1)
     table.add_row(*("x" * count))
-    console = Console(width=10_000)
+    console = Console(width=10_000, emoji=False)
     return Measurement.get(console, console.options, table).maximum - count
 
 

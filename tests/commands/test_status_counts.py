@@ -111,3 +111,21 @@ def test_status_totals_on_every_store(store):
     }
     assert [d["_id"] for d in store.sweeps.failed_page("sweep_x", 2)] == ["conv_s001", "conv_s004"]
     assert store.sweeps.running_owners("sweep_x") == []
+
+
+def test_the_plain_status_names_each_failure_with_its_cell_and_error(sim, sweep):
+    """Brackets in a cell or an error and colons in a worker's name are printed as they are, not
+    read as console markup or emoji codes (`host:100:w` once showed a 💯)."""
+    store = open_store_uri(sweep["db"])
+    try:
+        first = sweep["ids"][9]
+        store.db.conversations.update_one(
+            {"_id": first}, {"$set": {"error": "bad [bold]reply[/bold] [None]"}}
+        )
+        cell = store.db.conversations.find_one({"_id": first})["cell_label"]
+    finally:
+        store.close()
+    result = sim("sweep", "status", sweep["sweep"], db=sweep["db"])
+    assert result.code == 0, result.err
+    assert f"failed {first} [{cell}]: bad [bold]reply[/bold] [None]" in result.out
+    assert "worker: host:100:w" in result.out and "worker: host:101:w" in result.out

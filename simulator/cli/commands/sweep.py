@@ -7,6 +7,7 @@ those commands runs, so a status from another terminal starts quickly."""
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 
 from simulator.cli.context import AppContext
 from simulator.cli.lazy_group import LazyCommand, LazyGroup
@@ -59,16 +60,17 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
         return
     counts = status["counts"]
     app.console.print(
-        f"[bold]{sweep_id}[/bold] ({status['name']}) of {status['experiment_id']}: "
+        f"[bold]{sweep_id}[/bold] ({escape(str(status['name']))}) of {status['experiment_id']}: "
         f"{counts['done']}/{status['total']} done, {counts['running']} running, "
         f"{counts['failed']} failed, {counts['pending'] + counts['interrupted']} waiting; "
         f"{_regular(status['calls'], 'call')}, {_regular(status['tokens_out'], 'token')} out"
     )
     app.console.print(f"spent so far: {describe_spend(status['spend'])}", markup=False)
     for worker in status["workers"]:
-        app.console.print(f"worker: {worker}")
+        app.console.print(f"worker: {worker}", markup=False)
     for failed in status["failed"][:10]:
-        app.console.print(f"failed {failed['id']} [{failed['cell']}]: {failed['error']}")
+        cell = f" [{failed['cell']}]" if failed["cell"] else ""  # a cell label is printed as it is
+        app.console.print(f"failed {failed['id']}{cell}: {failed['error']}", markup=False)
 
 
 @sweep.command("list")

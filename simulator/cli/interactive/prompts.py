@@ -30,7 +30,7 @@ from simulator.errors import UserError
 
 T = TypeVar("T")
 
-console = Console(highlight=False)
+console = Console(highlight=False, emoji=False)
 
 MULTILINE_HINT = "(Esc then Enter to finish; @FILE reads a file)"
 # questionary's own hint names <ctrl-a> twice; with typing filtering the list, Ctrl-A ticks

@@ -15,11 +15,13 @@ from simulator.domain.clock import now
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
-from simulator.domain.pricing import Price
+from simulator.domain.pricing import Price, price_for
 from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.engine import budget
+from simulator.engine.embedding_ledger import EmbeddingLedger, embedding_fixed, kept_vectors
 from simulator.engine.ports import Progress, TranscriptTaken
 from simulator.errors import StoreUnavailable
+from simulator.llm.embeddings import priced_as
 from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, SECRET_VARIABLES, redact
 from simulator.memory.domain.records import MemoryRecord
@@ -89,6 +91,10 @@ class CallLedger:
                 stored.exception()  # its outcome is the row's: heard there
         if prompt is not None:
             recorder.store.calls.remember_prompt(prompt["_id"])
+
+    def row_id(self, number: int) -> str | None:
+        """The ledger row of attempt `number` once `begin` stored it (None before)."""
+        return self._rows.get(number)
 
     def __call__(self, attempt: Attempt) -> Awaitable[None] | None:
         completion = attempt.completion
@@ -318,6 +324,29 @@ class StoreRecorder:
             "prompt_hash": digest,
         }
         return CallLedger(self, fixed, messages, price_of(choice))
+
+    def embedding_recorder(
+        self, step: int, index: int, agent: str | None, embedder: str, keep_vectors: bool
+    ) -> EmbeddingLedger:
+        """The `RequestLedger` of one embedding (llm/embeddings.py): a ledger row per request
+        the embedder sends, priced by the embedder's model (engine/embedding_ledger.py)."""
+        parsed_url = embedder.partition("@")[2] or None
+        fixed = embedding_fixed(
+            self.conversation_id,
+            step,
+            index,
+            agent,
+            _redacted(embedder),
+            _redacted(parsed_url) if parsed_url else None,
+        )
+        return EmbeddingLedger(self, fixed, price_for(priced_as(embedder)), keep_vectors)
+
+    def stored_embeddings(self) -> list[tuple[list[str], np.ndarray]]:
+        """The texts and vectors of this run's embedding requests that kept them (a resume)."""
+        if self._never_started:
+            return []
+        calls = self.store.calls
+        return kept_vectors(calls.for_conversation(self.conversation_id), calls.prompt)
 
     def next_call_seq(self) -> int:
         self._call_seq += 1

@@ -58,7 +58,7 @@ def sim(tmp_path, monkeypatch, run_cli, stub):
     return run
 
 
-def _experiment(sim, tmp_path, stub) -> str:
+def _experiment(sim, tmp_path, stub, embedder: str = EMBEDDER) -> str:
     doc = {
         "kind": "network",
         "name": "embeddings counted",
@@ -72,7 +72,7 @@ def _experiment(sim, tmp_path, stub) -> str:
         },
         "memory": {
             "kind": "stream",
-            "embedder": f"openai:{EMBEDDER}@{stub.openai_base_url}",
+            "embedder": f"openai:{embedder}@{stub.openai_base_url}",
             "top_k": 2,
             "reflection": False,
         },
@@ -184,3 +184,13 @@ def test_a_cost_cap_only_embeddings_reach_stops_the_run_and_resume_sends_nothing
     [run] = sim("conversation", "list", "--json").json()
     assert run["status"] == "done"
     assert run["spend"]["cost"] == pytest.approx(sum(r["cost"] for r in rows))
+
+
+def test_a_cost_cap_is_refused_when_the_embedders_price_is_unknown(sim, stub, tmp_path):
+    exp_id = _experiment(sim, tmp_path, stub, embedder="house-embedder")
+    refused = sim("run", exp_id, "--llm", "openai:stub", "--max-cost", "1")
+    assert refused.code == 2, refused.err
+    assert "memory.embedder" in refused.err and "openai:house-embedder" in refused.err
+    assert "price" in refused.err and "--max-tokens" in refused.err
+    assert sim("conversation", "list", "--json").json() == []  # nothing stored
+    assert _sent(stub) == []

@@ -194,3 +194,22 @@ def test_a_cost_cap_is_refused_when_the_embedders_price_is_unknown(sim, stub, tm
     assert "price" in refused.err and "--max-tokens" in refused.err
     assert sim("conversation", "list", "--json").json() == []  # nothing stored
     assert _sent(stub) == []
+
+
+def test_a_sweeps_spend_counts_its_runs_embeddings(sim, stub, tmp_path, fresh_cache):
+    exp_id = _experiment(sim, tmp_path, stub)
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({"repetitions": 2, "llms": ["openai:stub"], "seed": 1}))
+    created = sim("sweep", "create", exp_id, str(path), "--yes", "--json")
+    assert created.code == 0, created.err
+    sweep_id = created.json()["sweep_id"]
+    ran = sim("sweep", "run", sweep_id, "--concurrency", "1", "--json")
+    assert ran.code == 0, ran.err
+    runs = sim("conversation", "list", "--json").json()
+    assert len(runs) >= 2 and all(r["status"] == "done" for r in runs)
+    rows = [row for r in runs for row in _embedding_rows(sim.db, r["_id"])]
+    assert len(rows) == len(_sent(stub)) >= 2
+    status = sim("sweep", "status", sweep_id, "--json").json()
+    assert status["spend"]["cost"] > 0
+    assert status["spend"]["cost"] == pytest.approx(sum(r["cost"] for r in rows))
+    assert status["spend"]["calls"] == sum(r["spend"]["calls"] for r in runs)

@@ -192,6 +192,7 @@ class StoreRecorder:
         self.counters = dict.fromkeys(COUNTER_NAMES, 0)
         self.spend = empty_spend()  # calls, tokens, dollars, seconds: the run's `spend` field
         self._call_seq = 0
+        self._kept: list[dict] | None = None  # ledger rows that kept vectors, as last read
         # no run ever marked it running, so it holds no message, call or summary: nothing to
         # read back (a run that starts meanwhile elsewhere is caught by the unique ids)
         self._never_started = never_started
@@ -261,6 +262,7 @@ class StoreRecorder:
         if self._never_started:
             return []
         calls = self.store.calls.for_conversation(self.conversation_id)
+        self._kept = [c for c in calls if "vectors" in c]  # for `stored_embeddings`
         self._call_seq = max((c["seq"] for c in calls), default=0)
         for call in calls:
             self._count_call(call)
@@ -346,7 +348,10 @@ class StoreRecorder:
         if self._never_started:
             return []
         calls = self.store.calls
-        return kept_vectors(calls.for_conversation(self.conversation_id), calls.prompt)
+        rows = self._kept
+        if rows is None:  # the ledger not read yet by this recorder
+            rows = calls.for_conversation(self.conversation_id)
+        return kept_vectors(rows, calls.prompt)
 
     def next_call_seq(self) -> int:
         self._call_seq += 1

@@ -51,7 +51,8 @@ MEASURES: dict[str, str] = {
     "before them (difflib ratio >= 0.9 on lower-cased, whitespace-collapsed text)",
     "fallback_share": "share of messages whose speaker was chosen by fallback",
     "failed": "1 if the conversation failed, else 0 (its cell mean is the failure rate)",
-    "calls": "LLM calls in the ledger (every attempt; a fork's edit is not a call)",
+    "calls": "model calls in the ledger, a memory stream's embedding requests included (every "
+    "attempt; a fork's edit is not a call)",
     "call_failure_rate": "share of LLM calls that returned an error",
     "latency_s": "mean seconds per message (the successful call that produced it)",
     "tokens_in": "prompt tokens over all calls",

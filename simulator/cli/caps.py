@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from simulator.cli.context import AppContext
-from simulator.domain.budget import CAP_REACHED_EXIT, Caps, describe_spend
+from simulator.domain.budget import CAP_REACHED_EXIT, Caps, describe_spend, money
 from simulator.engine.budget import Budget
 
 CAP_HELP = (
@@ -37,6 +37,23 @@ def cap_options(f):
 
 def caps_from(max_cost: float | None, max_tokens: int | None, max_calls: int | None) -> Caps:
     return Caps(max_cost=max_cost, max_tokens=max_tokens, max_calls=max_calls)
+
+
+def file_caps_line(caps: Caps | None) -> str | None:
+    """The sweep file's caps as one line for the plan (None: the file gives none)."""
+    if caps is None or not caps.any():
+        return None
+    said = []
+    if caps.max_cost is not None:
+        said.append(f"max_cost {money(caps.max_cost)}")
+    if caps.max_tokens is not None:
+        said.append(f"max_tokens {caps.max_tokens:,}")
+    if caps.max_calls is not None:
+        said.append(f"max_calls {caps.max_calls:,}")
+    return (
+        f"Caps from the sweep file: {', '.join(said)}. The sweep stops there (kept, resumable); "
+        "a flag given to sweep run or resume (--max-cost, --max-tokens, --max-calls) wins."
+    )
 
 
 def exit_if_capped(app: AppContext, budget: Budget | None, spent: dict, resume: str) -> None:

@@ -28,7 +28,7 @@ from simulator.errors import UserError
 from simulator.services import estimates, runs
 from simulator.services.experiments import ExperimentView
 from simulator.services.runs import RunOutcome
-from simulator.services.spend import require_prices
+from simulator.services.spend import require_embedder_prices, require_prices, run_embedders
 from simulator.worlds import has_part, names, part
 
 
@@ -100,6 +100,7 @@ def execute(
         return dry_run_estimate(app, view, spec, as_json)
     cap = budget.current()  # `run --max-cost`: every model's price known before anything runs
     require_prices(runs.models(view.kind, spec), cap.caps if cap else None)
+    require_embedder_prices(run_embedders(spec), cap.caps if cap else None)
     live = cli.live_view(app, as_json)
     llms = run_access(app.err, as_json, pools)
     stopped = StoppedRuns(live)

@@ -21,9 +21,11 @@ from simulator.llm.retry import PoolRegistry
 from simulator.services import sweeps as service
 from simulator.services.spend import (
     SweepMeter,
+    require_embedder_prices,
     require_prices,
     sweep_budget,
     sweep_caps,
+    sweep_embedders,
     sweep_models,
 )
 from simulator.services.sweep_runs import SweepRunner
@@ -47,6 +49,7 @@ def run_sweep(
     caps = sweep_caps(app.store, sweep_id, caps)  # the command's over the sweep file's
     if caps.any():
         require_prices(sweep_models(app.store, sweep_id), caps)
+        require_embedder_prices(sweep_embedders(app.store, sweep_id), caps)
     meter = SweepMeter(app.store, sweep_id)
     budget = sweep_budget(meter, caps)
     if not as_json:

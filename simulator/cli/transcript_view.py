@@ -14,6 +14,7 @@ from rich.table import Table
 from simulator.cli.fit_table import Column, fitted_table
 from simulator.cli.view_parts import views_for
 from simulator.domain.clock import as_datetime
+from simulator.domain.embedding_rows import is_embedding
 from simulator.domain.fork import point_text
 from simulator.domain.invisible_chars import pieces
 
@@ -145,5 +146,8 @@ def show_prompts(console: Console, calls: list[dict]) -> None:
             console.print(f"[bold]{message['role']}[/bold]: {shown(message['content'])}")
         if call.get("error"):
             console.print(f"[red]error:[/red] {shown(call['error'])}")
+        elif is_embedding(call):
+            texts = len(call["messages"])
+            console.print(f"[green]embedded:[/green] {texts} texts, one vector each")
         else:
             console.print(f"[green]response:[/green] {shown(call.get('response'))}")

@@ -1,7 +1,9 @@
 """A replay's verdict: two runs' ledgers compared call by call (pure; no store, no model).
 
 Done calls are matched by where they sit, (purpose, day/step, index, agent) and their order
-among calls at that place, and walked in the original's `seq` order. The first call whose prompt
+among calls at that place, and walked in the original's `seq` order. Embedding requests are
+not compared: which texts a run sends depends on what its process had cached, and vectors are
+no reply. The first call whose prompt
 or reply differs is the divergence, with a unified diff of the prompts (when those differ: the
 cause) or of the replies. Model identities are compared by what names the weights: a GGUF's
 sha256, an Ollama digest, a Hugging Face commit; else provider, model and fingerprint."""
@@ -12,6 +14,7 @@ import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
+from simulator.domain.embedding_rows import is_embedding
 from simulator.domain.fork import EDIT_PURPOSE
 from simulator.domain.plural import count
 
@@ -101,7 +104,8 @@ def _done_by_place(rows: Iterable[dict]) -> dict[tuple, dict]:
     """Done calls keyed by their place and their order among calls at that place."""
     seen: dict[tuple, int] = {}
     keyed: dict[tuple, dict] = {}
-    for row in sorted((r for r in rows if r.get("state") == "done"), key=lambda r: r["seq"]):
+    done = (r for r in rows if r.get("state") == "done" and not is_embedding(r))
+    for row in sorted(done, key=lambda r: r["seq"]):
         place = _place(row)
         n = seen.get(place, 0)
         seen[place] = n + 1
@@ -187,7 +191,7 @@ def determinism_caveat(rows: Iterable[dict]) -> str | None:
     reasons: list[str] = []
     unseeded = False
     for row in rows:
-        if row.get("state") != "done" or row.get("purpose") == EDIT_PURPOSE:  # no model call
+        if row.get("state") != "done" or row.get("purpose") == EDIT_PURPOSE or is_embedding(row):
             continue
         model = str(row.get("model") or "")
         seeded = (row.get("params") or {}).get("seed") is not None

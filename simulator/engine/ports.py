@@ -18,6 +18,7 @@ from simulator.domain.fork import ForkEdit
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.errors import StoreUnavailable
+from simulator.llm.embeddings import RequestLedger
 from simulator.llm.retry import AttemptLedger
 from simulator.memory.domain.records import MemoryRecord
 
@@ -63,6 +64,18 @@ class MemoryShelf(Protocol):
 
     def touch_memories(self, ids: list[str], minute: int) -> None:
         """Mark records accessed at simulated minute `minute` (never moved backwards)."""
+        ...
+
+    def embedding_recorder(
+        self, step: int, index: int, agent: str | None, embedder: str, keep_vectors: bool
+    ) -> RequestLedger:
+        """The ledger of one embedding by `embedder` (its name) at (step, index): a row per
+        request sent, the spend cap checked before each leaves; `keep_vectors` keeps the
+        vectors on the row (recall queries: nothing else stores them)."""
+        ...
+
+    def stored_embeddings(self) -> list[tuple[list[str], np.ndarray]]:
+        """The texts and vectors kept by this run's embedding rows, for a resume."""
         ...
 
 

@@ -15,11 +15,13 @@ from simulator.domain.clock import now
 from simulator.domain.fork import EDIT_PURPOSE, ForkEdit
 from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
-from simulator.domain.pricing import Price
+from simulator.domain.pricing import Price, price_for
 from simulator.domain.vocabulary import COUNTER_NAMES
 from simulator.engine import budget
+from simulator.engine.embedding_ledger import EmbeddingLedger, embedding_fixed, kept_vectors
 from simulator.engine.ports import Progress, TranscriptTaken
 from simulator.errors import StoreUnavailable
+from simulator.llm.embeddings import priced_as
 from simulator.llm.retry import Attempt
 from simulator.logs import CALLS_LOGGER, SECRET_VARIABLES, redact
 from simulator.memory.domain.records import MemoryRecord
@@ -89,6 +91,10 @@ class CallLedger:
                 stored.exception()  # its outcome is the row's: heard there
         if prompt is not None:
             recorder.store.calls.remember_prompt(prompt["_id"])
+
+    def row_id(self, number: int) -> str | None:
+        """The ledger row of attempt `number` once `begin` stored it (None before)."""
+        return self._rows.get(number)
 
     def __call__(self, attempt: Attempt) -> Awaitable[None] | None:
         completion = attempt.completion
@@ -186,6 +192,7 @@ class StoreRecorder:
         self.counters = dict.fromkeys(COUNTER_NAMES, 0)
         self.spend = empty_spend()  # calls, tokens, dollars, seconds: the run's `spend` field
         self._call_seq = 0
+        self._kept: list[dict] | None = None  # ledger rows that kept vectors, as last read
         # no run ever marked it running, so it holds no message, call or summary: nothing to
         # read back (a run that starts meanwhile elsewhere is caught by the unique ids)
         self._never_started = never_started
@@ -255,6 +262,7 @@ class StoreRecorder:
         if self._never_started:
             return []
         calls = self.store.calls.for_conversation(self.conversation_id)
+        self._kept = [c for c in calls if "vectors" in c]  # for `stored_embeddings`
         self._call_seq = max((c["seq"] for c in calls), default=0)
         for call in calls:
             self._count_call(call)
@@ -318,6 +326,32 @@ class StoreRecorder:
             "prompt_hash": digest,
         }
         return CallLedger(self, fixed, messages, price_of(choice))
+
+    def embedding_recorder(
+        self, step: int, index: int, agent: str | None, embedder: str, keep_vectors: bool
+    ) -> EmbeddingLedger:
+        """The `RequestLedger` of one embedding (llm/embeddings.py): a ledger row per request
+        the embedder sends, priced by the embedder's model (engine/embedding_ledger.py)."""
+        parsed_url = embedder.partition("@")[2] or None
+        fixed = embedding_fixed(
+            self.conversation_id,
+            step,
+            index,
+            agent,
+            _redacted(embedder),
+            _redacted(parsed_url) if parsed_url else None,
+        )
+        return EmbeddingLedger(self, fixed, price_for(priced_as(embedder)), keep_vectors)
+
+    def stored_embeddings(self) -> list[tuple[list[str], np.ndarray]]:
+        """The texts and vectors of this run's embedding requests that kept them (a resume)."""
+        if self._never_started:
+            return []
+        calls = self.store.calls
+        rows = self._kept
+        if rows is None:  # the ledger not read yet by this recorder
+            rows = calls.for_conversation(self.conversation_id)
+        return kept_vectors(rows, calls.prompt)
 
     def next_call_seq(self) -> int:
         self._call_seq += 1

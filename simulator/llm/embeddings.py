@@ -23,11 +23,14 @@ import asyncio
 import hashlib
 import importlib.util
 import threading
+import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from simulator.errors import UserError
 from simulator.llm.base import FatalBackendError
+from simulator.llm.retry import error_kind
 from simulator.memory.domain.embedder_strings import (
     DEFAULT_EMBEDDER,
     PACKAGED_ALIASES,
@@ -56,6 +59,41 @@ class Embedder(Protocol):
     name: str
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EmbeddingAttempt:
+    """One embedding request that left, for the ledger: what it sent, what the server said it
+    counted (`tokens_in`: its `usage.prompt_tokens`; None where it says nothing, as a local
+    model), how long it took, how it failed, and the vectors it brought back."""
+
+    texts: list[str]
+    tokens_in: int | None
+    latency_s: float
+    vectors: np.ndarray | None = None
+    error: str | None = None
+    error_kind: str | None = None
+
+
+@runtime_checkable
+class RequestLedger(Protocol):
+    """Hears every embedding request an embedder sends (never a cache hit): `begin` before the
+    request leaves (it may refuse by raising, e.g. a spend cap reached), `done` when it ended.
+
+    Why here: a request is the unit that is billed and that a cap must stop, and only the
+    embedder knows how it batches texts into requests."""
+
+    async def begin(self, texts: list[str]) -> None: ...
+
+    def done(self, attempt: EmbeddingAttempt) -> None: ...
+
+
+def failed(texts: list[str], started: float, exc: BaseException) -> EmbeddingAttempt:
+    """The attempt of a request that raised `exc` (its text in our words, never the server's)."""
+    kind = "cancelled" if isinstance(exc, asyncio.CancelledError) else error_kind(exc)
+    return EmbeddingAttempt(
+        texts, None, time.perf_counter() - started, None, str(exc) or type(exc).__name__, kind
+    )
 
 
 class HashEmbedder:
@@ -135,9 +173,9 @@ class CachedEmbedder:
         fresh = self.inner.embed(missing) if missing else None
         return self._assemble(keys, known, missing, fresh)
 
-    async def aembed(self, texts: list[str]) -> np.ndarray:
+    async def aembed(self, texts: list[str], ledger: RequestLedger | None = None) -> np.ndarray:
         keys, known, missing = self._lookup(texts)
-        fresh = await aembed(self.inner, missing) if missing else None
+        fresh = await aembed(self.inner, missing, ledger) if missing else None
         return self._assemble(keys, known, missing, fresh)
 
     def _key(self, text: str) -> tuple[str, str]:
@@ -185,13 +223,25 @@ class CachedEmbedder:
         return np.stack([known[key] for key in keys])
 
 
-async def aembed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+async def aembed(
+    embedder: Embedder, texts: list[str], ledger: RequestLedger | None = None
+) -> np.ndarray:
     """Embed without blocking the event loop: the embedder's own `aembed` when it has one (an
-    HTTP client), else `embed` in a worker thread (a local model)."""
+    HTTP client, which tells `ledger` of each request it sends), else `embed` in a worker
+    thread (a model in this process: no request leaves, so `ledger` hears nothing)."""
     native = getattr(embedder, "aembed", None)
     if native is not None:
-        return await native(texts)
+        return await (native(texts) if ledger is None else native(texts, ledger=ledger))
     return await asyncio.to_thread(embedder.embed, texts)
+
+
+def priced_as(name: str) -> str:
+    """The model string an embedder (by its `name`) is priced by: an OpenAI-protocol one by its
+    model (whatever server answers, as a chat model is), any other runs here at no charge."""
+    parsed = parse_embedder(name, stored=True)
+    if parsed.provider == "openai":
+        return f"openai:{parsed.name}"
+    return f"local:{parsed.provider}-embedder"
 
 
 def missing_message(name: str, module: str) -> UserError:

@@ -11,12 +11,14 @@ backoff) stay on until a retry wrapper for embedders exists beside llm/retry.py.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import numpy as np
 import openai
 
 from simulator.llm.base import FatalBackendError, RateLimitedError, TransientBackendError
+from simulator.llm.embeddings import EmbeddingAttempt, RequestLedger, failed
 from simulator.llm.openai_backend import PLACEHOLDER_KEY, is_official, resolve_endpoint
 from simulator.llm.retry import parse_retry_after
 from simulator.llm.transport import classify, describe
@@ -78,19 +80,34 @@ class OpenAIEmbedder:
                 raise error  # the request, Authorization header included
         return _matrix(rows)
 
-    async def aembed(self, texts: list[str]) -> np.ndarray:
+    async def aembed(self, texts: list[str], ledger: RequestLedger | None = None) -> np.ndarray:
+        """The texts' vectors, one request per batch; `ledger` hears each request before it
+        leaves and after it ends, with the tokens the server counted (`usage.prompt_tokens`)."""
         if self._async is None:
             self._async = openai.AsyncOpenAI(**self._options)
-        rows = []
+        rows: list[list[float]] = []
         for batch in self._batches(texts):
+            if ledger is not None:
+                await ledger.begin(batch)
+            started = time.perf_counter()
             error: Exception | None = None
             try:
                 answer = await self._async.embeddings.create(**self._request(batch))
-                rows += _rows(answer, len(batch))
+                got = _rows(answer, len(batch))
             except openai.OpenAIError as exc:
                 error = self._map_error(exc)
+            except BaseException as exc:  # cancelled, or an answer of the wrong length
+                if ledger is not None:
+                    ledger.done(failed(batch, started, exc))
+                raise
             if error is not None:
+                if ledger is not None:
+                    ledger.done(failed(batch, started, error))
                 raise error
+            if ledger is not None:
+                seconds = time.perf_counter() - started
+                ledger.done(EmbeddingAttempt(batch, _prompt_tokens(answer), seconds, _matrix(got)))
+            rows += got
         return _matrix(rows)
 
     def close(self) -> None:
@@ -143,6 +160,13 @@ def _rows(answer: Any, expected: int) -> list[list[float]]:
     if len(data) != expected:
         raise TransientBackendError(f"asked for {expected} embeddings, got {len(data)}")
     return [item.embedding for item in data]
+
+
+def _prompt_tokens(answer: Any) -> int | None:
+    """The tokens the server counted for the request, None when it does not say."""
+    usage = getattr(answer, "usage", None)
+    tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
+    return tokens if isinstance(tokens, int) and tokens >= 0 else None
 
 
 def _matrix(rows: list[list[float]]) -> np.ndarray:

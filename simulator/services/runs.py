@@ -286,10 +286,12 @@ def recorder_for(
 
 
 def prompts(store: Store, run_id: str) -> list[dict]:
-    """Every call of the run with the exact messages it sent, in order."""
+    """Every call of the run with the exact messages it sent, in order (an embedding request's
+    messages are the texts it sent; the vectors a row keeps for a resume are left out)."""
     store.conversations.get(run_id)
     rows = []
     for call in store.calls.for_conversation(run_id):
+        call.pop("vectors", None)
         rows.append({**call, "messages": store.calls.prompt(call["prompt_hash"])})
     return rows
 

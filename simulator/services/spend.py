@@ -12,9 +12,12 @@ from pydantic import ValidationError
 
 from simulator.domain.budget import Caps, add_spend, call_spend, empty_spend, price_of
 from simulator.domain.llm_choice import LLMChoice
+from simulator.domain.pricing import price_for
 from simulator.domain.yaml_reading import read_yaml_file
 from simulator.engine.budget import Budget
 from simulator.errors import UserError
+from simulator.llm.embeddings import parse, priced_as
+from simulator.memory.domain.embedder_strings import DEFAULT_EMBEDDER
 from simulator.store.spend import SweepSpend
 from simulator.store.store import Store
 
@@ -133,6 +136,51 @@ def require_prices(choices: Iterable[LLMChoice], caps: Caps | None) -> None:
                 "million tokens (price: {input: 0.15, output: 0.6}), or cap --max-tokens or "
                 "--max-calls instead",
             )
+
+
+def require_embedder_prices(embedders: Iterable[str | None], caps: Caps | None) -> None:
+    """A cap on money needs the price of every memory stream's embedder that sends requests
+    (an `openai:` one; those in this process cost nothing): refuse (exit 2) naming the first
+    without one."""
+    if caps is None or caps.max_cost is None:
+        return
+    for embedder in embedders:
+        parse(embedder)  # a UserError naming memory.embedder when it does not parse
+        model = priced_as(embedder or DEFAULT_EMBEDDER)
+        if price_for(model) is None:
+            raise UserError(
+                f"the price of the memory stream's embedder {model} is unknown, so a cost cap "
+                "cannot be kept",
+                field="memory.embedder",
+                fix=f"price it in your price file (SIM_PRICES, see docs/costs.md): "
+                f"'{model}: {{input: 0.02, output: 0}}' in dollars per million tokens, or cap "
+                "--max-tokens or --max-calls instead",
+            )
+
+
+def run_embedders(spec: object) -> list[str | None]:
+    """The embedder a run's memory stream uses ([] without a stream)."""
+    memory = getattr(spec, "memory", None)
+    return [memory.embedder] if memory is not None and memory.is_stream else []
+
+
+def sweep_embedders(store: Store, sweep_id: str) -> list[str | None]:
+    """The embedders a sweep's runs may use: the experiment's stream's, and every
+    `embedder:` the sweep file names."""
+    sweep = store.sweeps.get(sweep_id)
+    memory = (sweep.get("experiment") or {}).get("memory") or {}
+    found: list[str | None] = [memory.get("embedder")] if memory.get("kind") == "stream" else []
+    pending: list[object] = [sweep.get("spec") or {}]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            named = item.get("embedder")
+            if isinstance(named, str):
+                found.append(named)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
 
 
 def sweep_models(store: Store, sweep_id: str) -> list[LLMChoice]:

@@ -1,6 +1,7 @@
-"""Run a stored run in this process and, if asked, cancel it after its n-th call, as Ctrl-C
-does: the tests' way to cut a run at a chosen call and resume it (every world's service
-`run(store, run_id, llms, on_call=...)` takes the same two hooks)."""
+"""Run a stored run in this process and, if asked, cancel it after its n-th model call, as
+Ctrl-C does: the tests' way to cut a run at a chosen call and resume it (every world's service
+`run(store, run_id, llms, on_call=...)` takes the same two hooks). An embedding request's
+ledger row is not counted: how many a step sends depends on what the process had cached."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from simulator.domain.embedding_rows import is_embedding
 from simulator.llm.access import LLMAccess
 from simulator.llm.retry import RetryPolicy
 
@@ -25,6 +27,8 @@ def run_cancelling(start: Start[T], cancel_after: int | None = None) -> T | None
 
         def on_call(call: dict) -> None:
             nonlocal finished
+            if is_embedding(call):
+                return
             finished += 1
             if finished == cancel_after:
                 task.cancel()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import click
 
-from simulator.cli.caps import caps_from
+from simulator.cli.caps import caps_from, file_caps_line
 from simulator.cli.commands.sweep_options import fork_header, json_option, run_options
 from simulator.cli.context import AppContext
 from simulator.cli.estimate_display import print_estimate, print_stored_estimate, sweep_estimate
@@ -79,11 +79,15 @@ def create_cmd(
     estimate = sweep_estimate(app, view, spec, plan)
     if as_json and dry_run:
         shown = None if estimate is None else {k: v for k, v in estimate.items() if k != "taken_at"}
-        app.print_json({**plan.as_dict(), "estimate": shown})  # the same plan prints the same
+        kept = None if caps is None else caps.model_dump(exclude_none=True)
+        app.print_json({**plan.as_dict(), "estimate": shown, "caps": kept})  # same plan, same
         return
     if not as_json:
         print_plan(app, plan, view.kind)
         print_estimate(app, estimate)
+        line = file_caps_line(caps)
+        if line is not None:
+            app.console.print(line, markup=False, highlight=False)
     note = service.embedded_scale_note(app.store, plan.conversations)
     if note:
         app.err.print(note, markup=False, highlight=False)

@@ -15,6 +15,12 @@ vector are used: nothing stored is re-rated or re-embedded. Last accesses (recen
 in the keeper until the world has stored its step's rows (`accessed`, `store_accesses`), and
 the world stores them on those rows too, so a resumed run writes the last complete step's
 again before `load`: the rerun of a cut step retrieves from exactly what the first run saw.
+
+Embeddings: every text goes through `embed`, which asks the run's recorder for a ledger of the
+requests the embedder sends (a row each, priced, under the spend cap: engine/embedding_ledger.py;
+texts the process cache knows send nothing). A resumed run first takes the vectors it already
+has, the stored records' and those the ledger kept for recall queries, so nothing embedded
+before the stop is sent, or counted, again.
 """
 
 from __future__ import annotations
@@ -94,6 +100,8 @@ class MemoryKeeper:
         self.memories = [self._empty(i) for i in range(len(names))]
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
         self._held: dict[str, int] = {}  # record id -> minute of its last access, not yet stored
+        self._known: dict[str, np.ndarray] = {}  # text -> vector this run has (a resume's)
+        self._embeddings: dict[int, int] = {}  # step -> embeddings asked for in it so far
         self.planner = DayPlanner(self)
 
     def counts(self) -> dict[str, int]:
@@ -113,8 +121,16 @@ class MemoryKeeper:
         """Each agent's stream as it stood after `complete_step` (see the module docstring)."""
         # before step 1 nothing is complete: even the seed memories (minute 0) are kept aside
         limit = self.minute(complete_step) if complete_step > 0 else -1
+        for texts, vectors in self._shelf.stored_embeddings():
+            self._known.update(zip(texts, vectors, strict=True))
         for i in range(len(self.names)):
             stored = self._shelf.load_memories(i)
+            if stored.embedders <= {self._embedder.name}:  # the same space as this run's
+                self._known.update(
+                    (r.text, v)
+                    for r, v in zip(stored.records, stored.vectors, strict=True)
+                    if v is not None
+                )
             kept = list(zip(stored.records, stored.vectors, strict=True))
             cut = next(
                 (n for n, (r, v) in enumerate(kept) if r.created > limit or v is None), len(kept)
@@ -181,7 +197,7 @@ class MemoryKeeper:
         return await self.recall_at(self.minute(step), queries)
 
     async def recall_at(self, now: int, queries: list[str]) -> list[list[MemoryRecord]]:
-        vectors = await aembed(self._embedder, queries)
+        vectors = await self.embed(self._step_at(now), queries, None, keep=True)
         found = [m.retrieve(vectors[i], now) for i, m in enumerate(self.memories)]
         self._hold(found, now)
         return found
@@ -220,7 +236,7 @@ class MemoryKeeper:
     async def recall_pairs(self, now: int, asks: list[tuple[int, str]]) -> list[list[MemoryRecord]]:
         """What agent a retrieves for query q, for each (a, q) (an interview asks one agent
         several questions); last access held as `recall_at` does."""
-        vectors = await aembed(self._embedder, [q for _, q in asks])
+        vectors = await self.embed(self._step_at(now), [q for _, q in asks], None, keep=True)
         found = [self.memories[a].retrieve(vectors[n], now) for n, (a, _) in enumerate(asks)]
         self._hold(found, now)
         return found
@@ -254,8 +270,8 @@ class MemoryKeeper:
             (p[0], p[4]): parse_importance(r.text) for p, r in zip(to_rate, replies, strict=True)
         }
         fresh_texts = [p[2] for p in planned if p[5] is None]
-        fresh_vectors = await aembed(self._embedder, fresh_texts) if fresh_texts else None
-        vectors = iter([] if fresh_vectors is None else list(fresh_vectors))
+        fresh_vectors = await self.embed(step, fresh_texts, None)  # numbered even when empty
+        vectors = iter(list(fresh_vectors) if fresh_texts else [])
         made: list[tuple[MemoryRecord, np.ndarray, bool]] = []
         for agent, kind, text, evidence, seq, reuse in planned:
             memory = self.memories[agent]
@@ -303,7 +319,7 @@ class MemoryKeeper:
         self.counters[REFLECTIONS] += 1
         if not questions:
             return
-        vectors = await aembed(self._embedder, questions)
+        vectors = await self.embed(step, questions, self.names[agent], keep=True)
         shown = [memory.retrieve(vector, now) for vector in vectors]
         self._hold(shown, now)
         asks = [
@@ -323,6 +339,30 @@ class MemoryKeeper:
                 evidence = [r.id for r in cited(insight.evidence, records)]
                 wanted.append((agent, "thought", insight.text, evidence))
         await self.make_records(calls, step, now, wanted)
+
+    async def embed(
+        self, step: int, texts: list[str], agent: str | None, keep: bool = False
+    ) -> np.ndarray:
+        """The vectors of `texts` (row i for text i): those this run already has (a resume),
+        the rest from the embedder, each request it sends a ledger row (`keep`: the row keeps
+        the vectors, for texts no record stores: recall queries)."""
+        index = self._embeddings.get(step, 0)  # every embedding of the step numbered, sent
+        self._embeddings[step] = index + 1  # or not, so a resumed step numbers them the same
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
+        if not missing:
+            return np.stack([self._known[t] for t in texts])
+        ledger = self._shelf.embedding_recorder(step, index, agent, self._embedder.name, keep)
+        fresh = await aembed(self._embedder, missing, ledger)
+        if len(missing) == len(texts):
+            return fresh
+        got = dict(zip(missing, fresh, strict=True))
+        return np.stack([got[t] if t in got else self._known[t] for t in texts])
+
+    def _step_at(self, now: int) -> int:
+        """The step whose end is simulated minute `now` (for the ledger's rows)."""
+        return now // (self.settings.minutes_per_step or 1)
 
     def _rating_call(self, step: int, agent: int, seq: int, text: str) -> ActorCall:
         messages = mp.importance_messages(self.names[agent], text)

@@ -1,5 +1,6 @@
-"""A memory stream's own calls in an estimate: one importance rating per record, and the
-embeddings of every record and every recall query.
+"""A memory stream's own calls in an estimate: one importance rating per record, and, with an
+`openai:` embedder, the embedding requests of every record and every recall query (a local
+embedder sends no request and costs nothing: spend has no rows of it, nor does the estimate).
 
 Why apart: every world with a stream makes these calls the same way (memory/engine/keeper.py),
 so each world's estimate lists what its agents perceive and recall, and this module prices the
@@ -20,13 +21,12 @@ from simulator.memory.prompting.prompts import importance_messages
 from simulator.services.estimate_parts import CallTally, Shape
 
 
-def embedder_model(settings: MemorySettings) -> str:
-    """The model string an embedder is priced by: an OpenAI one by its model, any other
-    (the packaged MiniLM, sentence-transformers, the mock) runs here at no charge."""
+def embedder_model(settings: MemorySettings) -> str | None:
+    """The model string an embedder's requests are priced by (an OpenAI-protocol one by its
+    model), None for one that runs in this process (the packaged MiniLM, sentence-transformers,
+    the mock): it sends no request."""
     parsed = parse_embedder(settings.embedder, stored=True)
-    if parsed.provider == "openai":
-        return f"openai:{parsed.name}"
-    return f"local:{parsed.provider}-embedder"
+    return f"openai:{parsed.name}" if parsed.provider == "openai" else None
 
 
 def stream_calls(
@@ -39,9 +39,10 @@ def stream_calls(
     known: dict[str, LLMChoice],
 ) -> list[CallTally]:
     """The ratings of `records` ((agent name, text) -> how many such records; replies as
-    `shape` placeholders) by the stream's `writer`, and one embedding batch per step for the
-    records and the recall `queries` (text -> how many); the ratings of one step go out
-    together, embeddings are counted in tokens (not calls) and not timed."""
+    `shape` placeholders) by the stream's `writer`, and with a remote embedder one request per
+    step for the records and one for the recall `queries` (text -> how many), their tokens as
+    if no text were cached (at most what is sent); the ratings of one step go out together,
+    embeddings are not timed (they wait on nothing a step makes)."""
     if not settings.is_stream or not records:
         return []
     calls = sum(records.values())
@@ -50,6 +51,9 @@ def stream_calls(
         for (name, text), n in records.items()
     )
     ratings = CallTally.of(writer, calls, tokens_in, calls * (RATING.max_tokens or 8), steps)
+    model = embedder_model(settings)
+    if model is None:
+        return [ratings]
     per_message = shape.counter(writer).per_message
     texts: Counter[str] = Counter(queries)
     for (_, text), n in records.items():
@@ -58,6 +62,5 @@ def stream_calls(
         n * (shape.tokens(writer, [{"content": text}], known) - per_message)
         for text, n in texts.items()
     )
-    model = embedder_model(settings)
-    embeddings = CallTally(model, model, 0, embedded, 0, 0)  # batches, not LLM calls
-    return [ratings, embeddings]
+    requests = steps * (2 if queries else 1)  # a step's records, then its recall queries
+    return [ratings, CallTally(model, model, requests, embedded, 0, 0)]

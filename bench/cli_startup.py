@@ -3,11 +3,13 @@
     python bench/cli_startup.py                        # 15 rounds
     python bench/cli_startup.py --rounds 30
     python bench/cli_startup.py --compare /work/main   # + the same commands from another checkout
+    python bench/cli_startup.py --compare-rev 421e344  # + the same commands at that commit
 
 Times, as whole processes from start to exit (output discarded), `llm-sim --help`, `llm-sim
---version`, `llm-sim experiment list`, `llm-sim run --help`, `llm-sim sweep status SWEEP_ID` and
-`llm-sim conversation list`, the last four on a tiny store (one experiment, one sweep of two
-conversations, built before timing in a temp SIM_DB folder), against `python -c "import click"`
+--version`, `llm-sim run --help`, and on a tiny store (one experiment, one sweep of two
+conversations, built before timing in a temp SIM_DB folder) the read-only commands `llm-sim
+experiment list`, `experiment show EXP_ID`, `sweep status SWEEP_ID`, `sweep list`,
+`conversation list` and `conversation show CONVERSATION_ID`, against `python -c "import click"`
 and `python -c pass` in the same run. Each round runs every process once, in an order rotated
 per round, so a busy machine weighs on all of them alike. Prints the best and median seconds,
 the median's ratio to `import click`, and how many modules the process held at exit (read once
@@ -15,7 +17,10 @@ per command, through the same `main()`).
 
 The commands run as `python main.py ARGS` from this checkout (`--script`: the installed
 `llm-sim` script, with this checkout first on PYTHONPATH). `--compare PATH` adds each command
-run from another checkout, interleaved in the same rounds. The processes run without
+run from another checkout, interleaved in the same rounds; `--compare-rev REV` the same from
+this repository's REV (a commit, a tag), extracted with `git archive` into a temp folder: the
+commit before the read-only commands read the store's files, 421e344, gives the before and
+after in one run. The processes run without
 PYTHONDONTWRITEBYTECODE, from .pyc files compiled once before timing (`compileall`), as an
 installed copy runs. Not a test: it prints figures.
 """
@@ -36,10 +41,13 @@ REPO = Path(__file__).resolve().parents[1]
 COMMANDS = {
     "--help": ["--help"],
     "--version": ["--version"],
-    "experiment list": ["experiment", "list"],
     "run --help": ["run", "--help"],
+    "experiment list": ["experiment", "list"],
+    "experiment show": ["experiment", "show", "{experiment}"],
     "sweep status": ["sweep", "status", "{sweep}"],
+    "sweep list": ["sweep", "list"],
     "conversation list": ["conversation", "list"],
+    "conversation show": ["conversation", "show", "{conversation}"],
 }
 BASELINES = {'python -c "import click"': "import click", "python -c pass": "pass"}
 # `python -c PROBE OUT ARGS...`: `llm-sim ARGS` through main(), then its modules' count to OUT
@@ -96,8 +104,9 @@ def run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
     return done.stdout
 
 
-def tiny_store(folder: Path, env: dict[str, str]) -> str:
-    """One experiment (the shipped prison chat) and a sweep of two short conversations."""
+def tiny_store(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    """One experiment (the shipped prison chat) and a sweep of two short conversations: the
+    ids the commands name (experiment, sweep, conversation)."""
     import json
 
     main = [sys.executable, str(REPO / "main.py")]
@@ -105,7 +114,21 @@ def tiny_store(folder: Path, env: dict[str, str]) -> str:
     made = json.loads(run([*main, "experiment", "create", str(experiment), "--json"], env, folder))
     sweep = [*main, "sweep", "create", made["id"], "--repetitions", "2", "--llm", "openai:stub"]
     sweep += ["--messages", "4", "--agents", "Guard=1,Prisoner=1", "--yes", "--json"]
-    return json.loads(run(sweep, env, folder))["sweep_id"]
+    sweep_id = json.loads(run(sweep, env, folder))["sweep_id"]
+    listed = json.loads(run([*main, "conversation", "list", "--json"], env, folder))
+    return {"experiment": made["id"], "sweep": sweep_id, "conversation": listed[0]["_id"]}
+
+
+def extracted(rev: str, into: Path) -> Path:
+    """This repository at `rev`, extracted (git archive) into the folder `into`."""
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        sys.exit(f"--compare-rev {rev}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -130,17 +153,20 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--script", action="store_true", help="run the installed llm-sim script")
     p.add_argument("--compare", type=Path, metavar="PATH", help="another checkout, side by side")
+    p.add_argument("--compare-rev", metavar="REV", help="this repository at REV, side by side")
     args = p.parse_args()
-    checkouts = {"": REPO}
-    if args.compare is not None:
-        checkouts[f" [{args.compare.name}]"] = args.compare.resolve()
-
-    for checkout in checkouts.values():
-        compiled(checkout)
     with tempfile.TemporaryDirectory(prefix="cli_startup_") as tmp:
-        folder = Path(tmp)
+        checkouts = {"": REPO}
+        if args.compare is not None:
+            checkouts[f" [{args.compare.name}]"] = args.compare.resolve()
+        if args.compare_rev is not None:
+            checkouts[f" [{args.compare_rev}]"] = extracted(args.compare_rev, Path(tmp) / "rev")
+        for checkout in checkouts.values():
+            compiled(checkout)
+        folder = Path(tmp) / "run"
+        folder.mkdir()
         env = environment(folder, REPO)
-        sweep = tiny_store(folder, env)
+        ids = tiny_store(folder, env)
         cases: dict[str, tuple[list[str], dict[str, str]]] = {}
         counts: dict[str, int] = {}
         for label, code in BASELINES.items():
@@ -149,7 +175,7 @@ def main() -> None:
         for suffix, checkout in checkouts.items():
             checkout_env = environment(folder, checkout)
             for label, template in COMMANDS.items():
-                given = [part.format(sweep=sweep) for part in template]
+                given = [part.format(**ids) for part in template]
                 name = f"llm-sim {label}{suffix}"
                 cases[name] = (cli_argv(checkout, given, args.script), checkout_env)
                 counts[name] = module_count(given, checkout_env, folder)
@@ -172,6 +198,12 @@ def main() -> None:
             f"{name:<{width}}  {best:6.3f}  {median:6.3f}  {median / click_median:6.2f}x"
             f"  {counts.get(name, 0):7d}"
         )
+    for suffix in list(checkouts)[1:]:  # each other checkout against this one, command by command
+        print(f"\nthis checkout against{suffix}: median seconds, and its time as a share of theirs")
+        for label in COMMANDS:
+            ours = statistics.median(times[f"llm-sim {label}"])
+            theirs = statistics.median(times[f"llm-sim {label}{suffix}"])
+            print(f"{label:<{width}}  {ours:6.3f}  {theirs:6.3f}  {ours / theirs:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,12 @@
     python bench/cli_startup.py --compare /work/main   # + the same commands from another checkout
     python bench/cli_startup.py --compare-rev 421e344  # + the same commands at that commit
 
+    # the read-only commands on a store bench/store_scale.py built and kept (10,000
+    # conversations, 20 messages each), this checkout against the one before:
+    python bench/store_scale.py --sizes 10000 --keep /tmp/scale --steps 'sweep status'
+    python bench/cli_startup.py --rounds 5 --compare-rev 421e344 \
+        --store /tmp/scale/embedded_10000/db --db-name scale
+
 Times, as whole processes from start to exit (output discarded), `llm-sim --help`, `llm-sim
 --version`, `llm-sim run --help`, and on a tiny store (one experiment, one sweep of two
 conversations, built before timing in a temp SIM_DB folder) the read-only commands `llm-sim
@@ -20,7 +26,9 @@ The commands run as `python main.py ARGS` from this checkout (`--script`: the in
 run from another checkout, interleaved in the same rounds; `--compare-rev REV` the same from
 this repository's REV (a commit, a tag), extracted with `git archive` into a temp folder: the
 commit before the read-only commands read the store's files, 421e344, gives the before and
-after in one run. The processes run without
+after in one run. `--store DIR [--db-name NAME]` runs the store's commands on an existing
+embedded store instead of the tiny one (its newest experiment and sweep, its listing's first
+conversation), where the query engine's cost grows with the store. The processes run without
 PYTHONDONTWRITEBYTECODE, from .pyc files compiled once before timing (`compileall`), as an
 installed copy runs. Not a test: it prints figures.
 """
@@ -62,15 +70,20 @@ PROBE = (
 COUNT = "\nimport sys\nprint(len(sys.modules))"  # appended to a baseline: its modules' count
 
 
-def environment(folder: Path, checkout: Path) -> dict[str, str]:
-    """A clean environment: this bench's store, settings and logs; `checkout` imported first."""
+def environment(
+    folder: Path, checkout: Path, store: tuple[Path, str] | None = None
+) -> dict[str, str]:
+    """A clean environment: this bench's store (`store`: an existing one's folder and database
+    name), settings and logs; `checkout` imported first."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("SIM_", "DB_", "MONGODB", "OPENAI", "OLLAMA", "PYTHON"))
     }
+    if store is not None:
+        env.update(SIM_DB=str(store[0]), SIM_DB_NAME=store[1])
     env.update(
-        SIM_DB=str(folder / "store"),
+        SIM_DB=env.get("SIM_DB", str(folder / "store")),
         SIM_DATA_DIR=str(folder / "data"),
         SIM_CONFIG_DIR=str(folder / "config"),
         SIM_LOG_DIR=str(folder / "logs"),
@@ -119,6 +132,25 @@ def tiny_store(folder: Path, env: dict[str, str]) -> dict[str, str]:
     return {"experiment": made["id"], "sweep": sweep_id, "conversation": listed[0]["_id"]}
 
 
+def stored_ids(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    """The ids the commands name on an existing store (`--store`): its newest experiment and
+    sweep, and the first conversation its listing shows."""
+    import json
+
+    main = [sys.executable, str(REPO / "main.py")]
+    found = {}
+    for key, args, field in (
+        ("experiment", ["experiment", "list"], "id"),
+        ("sweep", ["sweep", "list"], "sweep_id"),
+        ("conversation", ["conversation", "list", "--limit", "1"], "_id"),
+    ):
+        listed = json.loads(run([*main, *args, "--json"], env, folder))
+        if not listed:
+            sys.exit(f"--store: no {key} there: give a store with one of each")
+        found[key] = listed[0][field]
+    return found
+
+
 def extracted(rev: str, into: Path) -> Path:
     """This repository at `rev`, extracted (git archive) into the folder `into`."""
     into.mkdir()
@@ -154,7 +186,10 @@ def main() -> None:
     p.add_argument("--script", action="store_true", help="run the installed llm-sim script")
     p.add_argument("--compare", type=Path, metavar="PATH", help="another checkout, side by side")
     p.add_argument("--compare-rev", metavar="REV", help="this repository at REV, side by side")
+    p.add_argument("--store", type=Path, metavar="DIR", help="an existing embedded store")
+    p.add_argument("--db-name", default="llm_simulator", help="its database (with --store)")
     args = p.parse_args()
+    store = None if args.store is None else (args.store.resolve(), args.db_name)
     with tempfile.TemporaryDirectory(prefix="cli_startup_") as tmp:
         checkouts = {"": REPO}
         if args.compare is not None:
@@ -165,15 +200,15 @@ def main() -> None:
             compiled(checkout)
         folder = Path(tmp) / "run"
         folder.mkdir()
-        env = environment(folder, REPO)
-        ids = tiny_store(folder, env)
+        env = environment(folder, REPO, store)
+        ids = tiny_store(folder, env) if store is None else stored_ids(folder, env)
         cases: dict[str, tuple[list[str], dict[str, str]]] = {}
         counts: dict[str, int] = {}
         for label, code in BASELINES.items():
             cases[label] = ([sys.executable, "-c", code], env)
             counts[label] = int(run([sys.executable, "-c", code + COUNT], env, folder))
         for suffix, checkout in checkouts.items():
-            checkout_env = environment(folder, checkout)
+            checkout_env = environment(folder, checkout, store)
             for label, template in COMMANDS.items():
                 given = [part.format(**ids) for part in template]
                 name = f"llm-sim {label}{suffix}"

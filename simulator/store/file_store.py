@@ -9,7 +9,8 @@ calls and a run's rows are read by their id range (their ids start with the conv
 id, as the store's own batch reads rely on), in natural order, then sorted the same way.
 
 Whatever these rules do not cover (an id not found, another tool's document, a field of a type
-the store would compare by BSON's rules, calls of the first version's ids) raises NotReadHere:
+the store would compare by BSON's rules, calls of the first version's ids, a part of the store
+not offered here) raises NotReadHere:
 the command then asks the opened store, which answers or says what is wrong.
 """
 
@@ -32,6 +33,20 @@ from simulator.store.file_reads import (
 )
 
 LEGACY_CALL_IDS = "call_"  # the first version's call ids say nothing of their conversation
+
+
+class NotOnFiles(NotReadHere, AttributeError):
+    """A part of the store these classes do not offer (a world may ask its own): the store
+    answers. An AttributeError too, so `getattr(part, name, default)` still gives `default`."""
+
+
+class OnFiles:
+    """A part of the store over the files: any other name asked of it is left to the store."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotOnFiles(f"{type(self).__name__}.{name}")
 
 
 def by_id(table: FileTable, doc_id: str) -> dict | None:
@@ -90,7 +105,7 @@ def of_conversation(table: FileTable, conversation_id: str, order: str = "ROWID"
             yield doc
 
 
-class FileUsers:
+class FileUsers(OnFiles):
     """`UsersRepository.favourites` and `is_favourite` over the favourites file."""
 
     def __init__(self, reader: FileReader):
@@ -107,7 +122,7 @@ class FileUsers:
         return by_id(self._reader.table("favourites"), f"{user}|{kind}|{target_id}") is not None
 
 
-class FileExperiments:
+class FileExperiments(OnFiles):
     """`ExperimentsRepository.get` and `list`."""
 
     def __init__(self, reader: FileReader):
@@ -121,7 +136,7 @@ class FileExperiments:
         return sorted_by(docs, "created_at", datetime, descending=True)
 
 
-class FileSweeps:
+class FileSweeps(OnFiles):
     """`SweepsRepository.get`, `list` and `status_counts_of`."""
 
     def __init__(self, reader: FileReader):
@@ -138,7 +153,7 @@ class FileSweeps:
         return questions.sweep_counts(self._reader.table("conversations"), sweep_ids)
 
 
-class FileRunConversations(FileConversations):
+class FileRunConversations(FileConversations, OnFiles):
     """`ConversationsRepository.get` and `summaries`, with the listing's `page` and `count`."""
 
     def get(self, conversation_id: str) -> dict:
@@ -149,7 +164,7 @@ class FileRunConversations(FileConversations):
         return sorted_by(docs, "day", int, descending=False)
 
 
-class FileMessages:
+class FileMessages(OnFiles):
     """`MessagesRepository.for_conversation`."""
 
     def __init__(self, reader: FileReader):
@@ -160,7 +175,7 @@ class FileMessages:
         return sorted_by(docs, "seq", int, descending=False)
 
 
-class FileCalls:
+class FileCalls(OnFiles):
     """`CallsRepository.for_conversation` and `prompt`."""
 
     def __init__(self, reader: FileReader):
@@ -181,7 +196,7 @@ class FileCalls:
         return doc["messages"]
 
 
-class FileRows:
+class FileRows(OnFiles):
     """`WorldRowsRepository.for_run`: a grid's steps, a network's rounds, by unit then agent."""
 
     def __init__(self, reader: FileReader, collection: str, unit: str):
@@ -194,7 +209,7 @@ class FileRows:
         return sorted(docs, key=lambda d: (d[self._unit], d["agent_index"]))
 
 
-class FileStore(FileListingStore):
+class FileStore(FileListingStore, OnFiles):
     """What the read-only commands ask of a Store, over the files (see the module's text)."""
 
     def __init__(self, reader: FileReader):

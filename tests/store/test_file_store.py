@@ -106,3 +106,12 @@ def test_what_the_files_cannot_answer_alike_is_left_to_the_store(stored):
     store.db.calls.insert_one({"_id": "call_1", "schema_version": 1, "conversation_id": "c"})
     with pytest.raises(NotReadHere):  # the first version's ids say nothing of their conversation
         files.calls.for_conversation("conv_1")
+
+
+def test_a_part_of_the_store_not_offered_on_the_files_is_left_to_the_store(stored):
+    _, files = stored
+    with pytest.raises(NotReadHere):  # a world's own question of the store
+        files.scores.for_conversation("conv_1")
+    with pytest.raises(NotReadHere):
+        files.messages.count("conv_1")
+    assert getattr(files.calls, "ledger", None) is None  # an attribute asked with a default

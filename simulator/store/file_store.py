@@ -10,8 +10,8 @@ id, as the store's own batch reads rely on), in natural order, then sorted the s
 
 Whatever these rules do not cover (an id not found, another tool's document, a field of a type
 the store would compare by BSON's rules, calls of the first version's ids, a part of the store
-not offered here) raises NotReadHere:
-the command then asks the opened store, which answers or says what is wrong.
+not offered here) raises NotReadHere: the command then asks the opened store, which answers or
+says what is wrong.
 """
 
 from __future__ import annotations

@@ -261,3 +261,29 @@ def test_the_read_only_commands_read_the_store_files_without_engine(command, swe
     assert len(modules) < READ_ONLY_CEILINGS[name]
     shown = llm_sim([str(REPO / "main.py"), *args], tmp_path).stdout
     assert (experiment_id if name != "conversation show" else found["CONV"]) in shown
+
+
+def test_the_menus_first_screen_reads_no_store(swept, tmp_path):
+    """`python main.py` logs in and offers its actions without opening the store (its
+    experiment picker opens it, as the menu may offer a choice of databases first)."""
+    import pexpect
+
+    out = tmp_path / "modules.txt"
+    env = {**environment(tmp_path), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", PROBE, str(out)],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(50, 200),
+        encoding="utf-8",
+        timeout=120,
+    )
+    child.expect_exact("What do you want to do?")
+    child.send("\x03")  # Ctrl-C: leave the menu
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    modules = set(out.read_text().split("\n"))
+    assert "simulator.cli.interactive.app" in modules  # the probe drew the menu
+    assert under(modules, (*ENGINE, "simulator.store.file_reads")) == []

@@ -3,11 +3,19 @@
     python bench/cli_startup.py                        # 15 rounds
     python bench/cli_startup.py --rounds 30
     python bench/cli_startup.py --compare /work/main   # + the same commands from another checkout
+    python bench/cli_startup.py --compare-rev 421e344  # + the same commands at that commit
+
+    # the read-only commands on a store bench/store_scale.py built and kept (10,000
+    # conversations, 20 messages each), this checkout against the one before:
+    python bench/store_scale.py --sizes 10000 --keep /tmp/scale --steps 'sweep status'
+    python bench/cli_startup.py --rounds 5 --compare-rev 421e344 \
+        --store /tmp/scale/embedded_10000/db --db-name scale
 
 Times, as whole processes from start to exit (output discarded), `llm-sim --help`, `llm-sim
---version`, `llm-sim experiment list`, `llm-sim run --help`, `llm-sim sweep status SWEEP_ID` and
-`llm-sim conversation list`, the last four on a tiny store (one experiment, one sweep of two
-conversations, built before timing in a temp SIM_DB folder), against `python -c "import click"`
+--version`, `llm-sim run --help`, and on a tiny store (one experiment, one sweep of two
+conversations, built before timing in a temp SIM_DB folder) the read-only commands `llm-sim
+experiment list`, `experiment show EXP_ID`, `sweep status SWEEP_ID`, `sweep list`,
+`conversation list` and `conversation show CONVERSATION_ID`, against `python -c "import click"`
 and `python -c pass` in the same run. Each round runs every process once, in an order rotated
 per round, so a busy machine weighs on all of them alike. Prints the best and median seconds,
 the median's ratio to `import click`, and how many modules the process held at exit (read once
@@ -15,7 +23,12 @@ per command, through the same `main()`).
 
 The commands run as `python main.py ARGS` from this checkout (`--script`: the installed
 `llm-sim` script, with this checkout first on PYTHONPATH). `--compare PATH` adds each command
-run from another checkout, interleaved in the same rounds. The processes run without
+run from another checkout, interleaved in the same rounds; `--compare-rev REV` the same from
+this repository's REV (a commit, a tag), extracted with `git archive` into a temp folder: the
+commit before the read-only commands read the store's files, 421e344, gives the before and
+after in one run. `--store DIR [--db-name NAME]` runs the store's commands on an existing
+embedded store instead of the tiny one (its newest experiment and sweep, its listing's first
+conversation), where the query engine's cost grows with the store. The processes run without
 PYTHONDONTWRITEBYTECODE, from .pyc files compiled once before timing (`compileall`), as an
 installed copy runs. Not a test: it prints figures.
 """
@@ -36,10 +49,13 @@ REPO = Path(__file__).resolve().parents[1]
 COMMANDS = {
     "--help": ["--help"],
     "--version": ["--version"],
-    "experiment list": ["experiment", "list"],
     "run --help": ["run", "--help"],
+    "experiment list": ["experiment", "list"],
+    "experiment show": ["experiment", "show", "{experiment}"],
     "sweep status": ["sweep", "status", "{sweep}"],
+    "sweep list": ["sweep", "list"],
     "conversation list": ["conversation", "list"],
+    "conversation show": ["conversation", "show", "{conversation}"],
 }
 BASELINES = {'python -c "import click"': "import click", "python -c pass": "pass"}
 # `python -c PROBE OUT ARGS...`: `llm-sim ARGS` through main(), then its modules' count to OUT
@@ -54,15 +70,20 @@ PROBE = (
 COUNT = "\nimport sys\nprint(len(sys.modules))"  # appended to a baseline: its modules' count
 
 
-def environment(folder: Path, checkout: Path) -> dict[str, str]:
-    """A clean environment: this bench's store, settings and logs; `checkout` imported first."""
+def environment(
+    folder: Path, checkout: Path, store: tuple[Path, str] | None = None
+) -> dict[str, str]:
+    """A clean environment: this bench's store (`store`: an existing one's folder and database
+    name), settings and logs; `checkout` imported first."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("SIM_", "DB_", "MONGODB", "OPENAI", "OLLAMA", "PYTHON"))
     }
+    if store is not None:
+        env.update(SIM_DB=str(store[0]), SIM_DB_NAME=store[1])
     env.update(
-        SIM_DB=str(folder / "store"),
+        SIM_DB=env.get("SIM_DB", str(folder / "store")),
         SIM_DATA_DIR=str(folder / "data"),
         SIM_CONFIG_DIR=str(folder / "config"),
         SIM_LOG_DIR=str(folder / "logs"),
@@ -96,8 +117,9 @@ def run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
     return done.stdout
 
 
-def tiny_store(folder: Path, env: dict[str, str]) -> str:
-    """One experiment (the shipped prison chat) and a sweep of two short conversations."""
+def tiny_store(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    """One experiment (the shipped prison chat) and a sweep of two short conversations: the
+    ids the commands name (experiment, sweep, conversation)."""
     import json
 
     main = [sys.executable, str(REPO / "main.py")]
@@ -105,7 +127,40 @@ def tiny_store(folder: Path, env: dict[str, str]) -> str:
     made = json.loads(run([*main, "experiment", "create", str(experiment), "--json"], env, folder))
     sweep = [*main, "sweep", "create", made["id"], "--repetitions", "2", "--llm", "openai:stub"]
     sweep += ["--messages", "4", "--agents", "Guard=1,Prisoner=1", "--yes", "--json"]
-    return json.loads(run(sweep, env, folder))["sweep_id"]
+    sweep_id = json.loads(run(sweep, env, folder))["sweep_id"]
+    listed = json.loads(run([*main, "conversation", "list", "--json"], env, folder))
+    return {"experiment": made["id"], "sweep": sweep_id, "conversation": listed[0]["_id"]}
+
+
+def stored_ids(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    """The ids the commands name on an existing store (`--store`): its newest experiment and
+    sweep, and the first conversation its listing shows."""
+    import json
+
+    main = [sys.executable, str(REPO / "main.py")]
+    found = {}
+    for key, args, field in (
+        ("experiment", ["experiment", "list"], "id"),
+        ("sweep", ["sweep", "list"], "sweep_id"),
+        ("conversation", ["conversation", "list", "--limit", "1"], "_id"),
+    ):
+        listed = json.loads(run([*main, *args, "--json"], env, folder))
+        if not listed:
+            sys.exit(f"--store: no {key} there: give a store with one of each")
+        found[key] = listed[0][field]
+    return found
+
+
+def extracted(rev: str, into: Path) -> Path:
+    """This repository at `rev`, extracted (git archive) into the folder `into`."""
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        sys.exit(f"--compare-rev {rev}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -130,26 +185,32 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--script", action="store_true", help="run the installed llm-sim script")
     p.add_argument("--compare", type=Path, metavar="PATH", help="another checkout, side by side")
+    p.add_argument("--compare-rev", metavar="REV", help="this repository at REV, side by side")
+    p.add_argument("--store", type=Path, metavar="DIR", help="an existing embedded store")
+    p.add_argument("--db-name", default="llm_simulator", help="its database (with --store)")
     args = p.parse_args()
-    checkouts = {"": REPO}
-    if args.compare is not None:
-        checkouts[f" [{args.compare.name}]"] = args.compare.resolve()
-
-    for checkout in checkouts.values():
-        compiled(checkout)
+    store = None if args.store is None else (args.store.resolve(), args.db_name)
     with tempfile.TemporaryDirectory(prefix="cli_startup_") as tmp:
-        folder = Path(tmp)
-        env = environment(folder, REPO)
-        sweep = tiny_store(folder, env)
+        checkouts = {"": REPO}
+        if args.compare is not None:
+            checkouts[f" [{args.compare.name}]"] = args.compare.resolve()
+        if args.compare_rev is not None:
+            checkouts[f" [{args.compare_rev}]"] = extracted(args.compare_rev, Path(tmp) / "rev")
+        for checkout in checkouts.values():
+            compiled(checkout)
+        folder = Path(tmp) / "run"
+        folder.mkdir()
+        env = environment(folder, REPO, store)
+        ids = tiny_store(folder, env) if store is None else stored_ids(folder, env)
         cases: dict[str, tuple[list[str], dict[str, str]]] = {}
         counts: dict[str, int] = {}
         for label, code in BASELINES.items():
             cases[label] = ([sys.executable, "-c", code], env)
             counts[label] = int(run([sys.executable, "-c", code + COUNT], env, folder))
         for suffix, checkout in checkouts.items():
-            checkout_env = environment(folder, checkout)
+            checkout_env = environment(folder, checkout, store)
             for label, template in COMMANDS.items():
-                given = [part.format(sweep=sweep) for part in template]
+                given = [part.format(**ids) for part in template]
                 name = f"llm-sim {label}{suffix}"
                 cases[name] = (cli_argv(checkout, given, args.script), checkout_env)
                 counts[name] = module_count(given, checkout_env, folder)
@@ -172,6 +233,12 @@ def main() -> None:
             f"{name:<{width}}  {best:6.3f}  {median:6.3f}  {median / click_median:6.2f}x"
             f"  {counts.get(name, 0):7d}"
         )
+    for suffix in list(checkouts)[1:]:  # each other checkout against this one, command by command
+        print(f"\nthis checkout against{suffix}: median seconds, and its time as a share of theirs")
+        for label in COMMANDS:
+            ours = statistics.median(times[f"llm-sim {label}"])
+            theirs = statistics.median(times[f"llm-sim {label}{suffix}"])
+            print(f"{label:<{width}}  {ours:6.3f}  {theirs:6.3f}  {ours / theirs:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """What a command imports: `llm-sim --help` and `--version` load click and the entry point only,
 and a command loads what it uses (numpy and networkx with the worlds and measures that compute
-with them, the model clients with the commands that call models). `sweep status` and
-`conversation list` on an embedded store that is ready read its files without its engine
-(store/file_reads.py): no litemongo, no pymongo.
+with them, the model clients with the commands that call models). The read-only commands
+(`sweep status`, `sweep list`, `conversation list`, `conversation show`, `experiment list`,
+`experiment show`) on an embedded store that is ready read its files without its engine
+(store/file_reads.py, store/file_store.py): no litemongo, no pymongo.
 
 Each command runs as its own process (the point is what a fresh process loads) through the real
 `main()`, writing `sys.modules` at exit; bench/cli_startup.py times the same commands.
@@ -46,21 +47,23 @@ STARTING_WITHOUT = (
     "simulator.cli.commands",
     "simulator.cli.context",
 )
-# Listing experiments on the embedded store: the store and the experiment models, no numeric
-# or graph library, no model client. pymongo is not listed: litemongo's query engine (a
-# vendored mongomock) imports it whenever it is installed and raises its error classes, which
-# the repositories catch, so it comes with every store this process opens.
+# Listing experiments on the embedded store: the experiment models, no numeric or graph
+# library, no model client; once the store is set up, read from its files, so neither its
+# engine (litemongo) nor pymongo, which litemongo's vendored mongomock imports whenever it is
+# installed (and raises its error classes, which the repositories catch).
 LISTING_WITHOUT = ("numpy", "networkx", "openai", "httpx", "simulator.worlds.network")
 # A command's full help builds its options (every world's flags for `run`), nothing it runs:
 # no store driver, numeric or graph library, or model client.
 RUN_HELP_WITHOUT = ("numpy", "networkx", "pymongo", "litemongo", "openai", "httpx")
 
 # Ceilings on the modules loaded (a bare interpreter holds about 105, `import click` about 132;
-# measured: `--version` 162, `--help` 163, `experiment list` 631 (658 with a chat stored), `run
-# --help` 538). Before the commands and their libraries loaded lazily: `--help` 826, `experiment
-# list` 719 (1,011 with a chat stored), `run --help` 1,030.
+# measured: `--version` 162, `--help` 163, `experiment list` 631 on a store it sets up, 429
+# with a chat stored (662 when it opened the store), `run --help` 538). Before the commands and
+# their libraries loaded lazily: `--help` 826, `experiment list` 719 (1,011 with a chat
+# stored), `run --help` 1,030.
 STARTING_CEILING = 200
 LISTING_CEILING = 690
+READ_LISTING_CEILING = 480
 RUN_HELP_CEILING = 600
 
 # A sweep's status and the conversation listing, on an embedded store that is ready: neither
@@ -142,10 +145,15 @@ def test_listing_experiments_loads_no_numeric_graph_or_model_library(stored, tmp
         prison = REPO / "prompts" / "experiments" / "prison.yaml"
         llm_sim([str(REPO / "main.py"), "experiment", "create", str(prison)], tmp_path)
     modules = loaded_by(["experiment", "list"], tmp_path)
-    assert "litemongo" in modules  # the listing read the embedded store
     assert ("simulator.worlds.chat.cli.views" in modules) is stored
     assert under(modules, LISTING_WITHOUT) == []
     assert len(modules) < LISTING_CEILING
+    if stored:  # a store that is set up: its files answer
+        assert "simulator.store.file_store" in modules
+        assert under(modules, ENGINE) == []
+        assert len(modules) < READ_LISTING_CEILING
+    else:  # the first command sets the store up, with its engine
+        assert "litemongo" in modules
 
 
 def test_a_commands_help_loads_what_builds_its_options_only(tmp_path):
@@ -209,3 +217,73 @@ def test_a_store_not_set_up_yet_is_opened_with_its_engine(tmp_path):
     assert (tmp_path / "store").is_dir()  # set up by that first open
     again = loaded_by(["conversation", "list"], tmp_path)
     assert "litemongo" not in again
+
+
+# The other read-only commands on a store that is ready. `experiment show` and `sweep list`
+# load what the listings load; `conversation show` loads the world's run part (its engine and
+# numeric libraries), through which a world stores its rows, but not the store's engine.
+# Measured: `experiment show` 428 modules, `sweep list` 264, `conversation show` 659; 661, 601
+# and 813 when they opened the store.
+READ_ONLY_WITHOUT = (*ENGINE, "openai", "httpx")
+SWEEP_LIST_WITHOUT = (*STATUS_WITHOUT,)
+READ_ONLY_CEILINGS = {"experiment show": 480, "sweep list": 320, "conversation show": 720}
+
+
+def first_conversation(tmp_path: Path) -> str:
+    import json
+
+    listed = llm_sim([str(REPO / "main.py"), "conversation", "list", "--json"], tmp_path)
+    return json.loads(listed.stdout)[0]["_id"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["experiment", "show", "EXP"],
+        ["experiment", "show", "EXP", "--json"],
+        ["sweep", "list"],
+        ["sweep", "list", "--experiment", "EXP", "--json"],
+        ["conversation", "show", "CONV"],
+        ["conversation", "show", "CONV", "--prompts", "--json"],
+    ],
+    ids=" ".join,
+)
+def test_the_read_only_commands_read_the_store_files_without_engine(command, swept, tmp_path):
+    _, experiment_id = swept
+    found = {"EXP": experiment_id}
+    if "CONV" in command:
+        found["CONV"] = first_conversation(tmp_path)
+    args = [found.get(part, part) for part in command]
+    modules = loaded_by(args, tmp_path)
+    assert "simulator.store.file_store" in modules  # the files answered
+    name = " ".join(command[:2])
+    assert under(modules, SWEEP_LIST_WITHOUT if name == "sweep list" else READ_ONLY_WITHOUT) == []
+    assert len(modules) < READ_ONLY_CEILINGS[name]
+    shown = llm_sim([str(REPO / "main.py"), *args], tmp_path).stdout
+    assert (experiment_id if name != "conversation show" else found["CONV"]) in shown
+
+
+def test_the_menus_first_screen_reads_no_store(swept, tmp_path):
+    """`python main.py` logs in and offers its actions without opening the store (its
+    experiment picker opens it, as the menu may offer a choice of databases first)."""
+    import pexpect
+
+    out = tmp_path / "modules.txt"
+    env = {**environment(tmp_path), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", PROBE, str(out)],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(50, 200),
+        encoding="utf-8",
+        timeout=120,
+    )
+    child.expect_exact("What do you want to do?")
+    child.send("\x03")  # Ctrl-C: leave the menu
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    modules = set(out.read_text().split("\n"))
+    assert "simulator.cli.interactive.app" in modules  # the probe drew the menu
+    assert under(modules, (*ENGINE, "simulator.store.file_reads")) == []

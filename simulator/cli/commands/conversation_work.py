@@ -10,6 +10,7 @@ import click
 
 from simulator.cli.context import AppContext
 from simulator.cli.params import SEED
+from simulator.cli.read_only import read_only
 from simulator.cli.transcript_view import show_prompts, show_transcript
 from simulator.errors import UserError
 from simulator.memory.domain.records import MEMORY_TYPES
@@ -28,8 +29,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 @click.pass_obj
 def show_cmd(app: AppContext, conversation_id: str, with_prompts: bool, as_json: bool) -> None:
     """Show a conversation (anyone may view any conversation)."""
-    data = runs.transcript(app.store, conversation_id)
-    calls = runs.prompts(app.store, conversation_id) if with_prompts else None
+    data, calls = read_only(
+        app,
+        lambda store: (
+            runs.transcript(store, conversation_id),
+            runs.prompts(store, conversation_id) if with_prompts else None,
+        ),
+    )
     if as_json:
         if calls is not None:
             data["calls"] = calls

@@ -11,6 +11,7 @@ import click
 from rich.markup import escape
 
 from simulator.cli.context import AppContext
+from simulator.cli.read_only import read_only
 from simulator.cli.render import experiment_detail, experiments_table, rendered_prompts
 from simulator.cli.view_parts import optional, views_of
 from simulator.domain.world import domain_of
@@ -71,8 +72,13 @@ def create_cmd(app: AppContext, file: str, as_json: bool) -> None:
 @click.pass_obj
 def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> None:
     """List experiments: your favourites first, then newest first."""
-    views = service.list_views(app.store, app.user, mine=mine, favourites=favourites)
-    note = service.foreign_note(app.store)
+    views, note = read_only(
+        app,
+        lambda store: (
+            service.list_views(store, app.user, mine=mine, favourites=favourites),
+            service.foreign_note(store),
+        ),
+    )
     if as_json:
         app.print_json([v.summary() for v in views])
     elif not views:
@@ -98,7 +104,7 @@ def list_cmd(app: AppContext, mine: bool, favourites: bool, as_json: bool) -> No
 @click.pass_obj
 def show_cmd(app: AppContext, experiment_id: str, render_counts: str | None, as_json: bool) -> None:
     """Show one experiment (anyone may view any experiment)."""
-    view = service.get(app.store, experiment_id, app.user)
+    view = read_only(app, lambda store: service.get(store, experiment_id, app.user))
     counts = prompts = None
     if render_counts is not None:
         counts, prompts = _rendered(view, render_counts)

@@ -6,11 +6,14 @@ those commands runs, so a status from another terminal starts quickly."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.markup import escape
 
 from simulator.cli.context import AppContext
 from simulator.cli.lazy_group import LazyCommand, LazyGroup
+from simulator.cli.read_only import read_only
 from simulator.domain.spend import describe_spend
 from simulator.services import sweep_status
 
@@ -80,8 +83,7 @@ def status_cmd(app: AppContext, sweep_id: str, as_json: bool) -> None:
 def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
     """List sweeps, newest first."""
     rows = []
-    sweeps = app.store.sweeps.list(experiment_id)
-    counts_of = app.store.sweeps.status_counts_of([doc["_id"] for doc in sweeps])
+    sweeps, counts_of = read_only(app, lambda store: _listed(store, experiment_id))
     for doc in sweeps:
         counts = counts_of[doc["_id"]]
         rows.append(
@@ -103,6 +105,12 @@ def list_cmd(app: AppContext, experiment_id: str | None, as_json: bool) -> None:
             f"{row['sweep_id']}  {row['name']}  {row['experiment_id']}  {row['owner']}  "
             f"{row['done']}/{row['total']} done, {row['failed']} failed"
         )
+
+
+def _listed(store: Any, experiment_id: str | None) -> tuple[list[dict], dict]:
+    """The sweeps (of the experiment), newest first, and each one's counts by status."""
+    sweeps = store.sweeps.list(experiment_id)
+    return sweeps, store.sweeps.status_counts_of([doc["_id"] for doc in sweeps])
 
 
 def _regular(n: int, noun: str) -> str:

@@ -48,3 +48,23 @@ def test_the_owner_runs_it_and_others_may_still_read_it(sim, alices_sweep):
     ran = sim("sweep", "run", sweep_id, "--json", db=db, user="alice")
     assert ran.code == 0, ran.err
     assert ran.json()["complete"]
+
+
+def test_a_copy_with_the_same_content_says_whose_sweep_it_shares(sim, alices_sweep):
+    """Conversations are keyed by what shapes them: the sweep of an unchanged copy is the
+    original's, and `sweep create` says so instead of only "0 new conversations"."""
+    db = alices_sweep["db"]
+    listed = sim("experiment", "list", "--json", db=db).json()
+    original = listed[0]["id"]
+    copy = sim("experiment", "duplicate", original, "--json", db=db).json()["id"]
+    args = ["--llm", "mock:a", "--messages", "4", "--days", "1", "--agents", "Guard=1,Prisoner=1"]
+    again = sim("sweep", "create", copy, *args, "--repetitions", "2", "--json", db=db).json()
+    assert again["sweep_id"] == alices_sweep["sweep"] and again["added"] == 0
+    assert again["experiment_id"] == original
+    said = sim("sweep", "create", copy, *args, "--repetitions", "2", "--yes", db=db)
+    assert said.code == 0, said.err
+    text = " ".join(said.out.split())
+    assert f"{copy} shapes its conversations as your {original} does" in text
+    own = sim("sweep", "create", copy, *args, "--repetitions", "2", "--seed", "7", "--json", db=db)
+    assert own.json()["sweep_id"] != alices_sweep["sweep"] and own.json()["added"] == 2
+    assert own.json()["experiment_id"] == copy

@@ -105,13 +105,19 @@ def create_cmd(
     estimates.keep_with_sweep(app.store, doc["_id"], estimate)
     spend_service.keep_file_caps(app.store, doc["_id"], caps)
     if as_json:
-        app.print_json(
-            {"sweep_id": doc["_id"], "added": added, **plan.as_dict(), "estimate": estimate}
-        )
-    else:
+        shown = {"sweep_id": doc["_id"], "experiment_id": doc["experiment_id"], "added": added}
+        app.print_json({**shown, **plan.as_dict(), "estimate": estimate})
+        return
+    app.console.print(
+        f"Sweep [bold]{doc['_id']}[/bold]: {count(added, 'new conversation')} stored. "
+        f"Run it: llm-sim sweep run {doc['_id']}"
+    )
+    if doc["experiment_id"] != view.id:  # sweeps are keyed by content and owner, not by id
         app.console.print(
-            f"Sweep [bold]{doc['_id']}[/bold]: {count(added, 'new conversation')} stored. "
-            f"Run it: llm-sim sweep run {doc['_id']}"
+            f"{view.id} shapes its conversations as your {doc['experiment_id']} does, which "
+            "has this sweep already: they share its conversations (a --seed of its own "
+            "makes new ones).",
+            markup=False,
         )
 
 

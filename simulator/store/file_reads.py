@@ -141,6 +141,15 @@ def first(docs: Iterator[dict]) -> dict | None:
     return next(docs, None)
 
 
+def equals(doc: dict, field: str, value: str) -> bool:
+    """`{field: value}` as a query matches it, for a text `value` (a list holding it would
+    match too: not read here)."""
+    found = doc.get(field)
+    if isinstance(found, list | tuple):
+        raise NotReadHere(f"{field} holds a list")
+    return found == value
+
+
 class FileUsers:
     """`UsersRepository.favourites` over the favourites file."""
 
@@ -151,7 +160,7 @@ class FileUsers:
         return {
             doc["target"]
             for doc in self._reader.table("favourites").documents()
-            if OURS_FIELD in doc and doc.get("user") == user and doc.get("kind") == kind
+            if OURS_FIELD in doc and equals(doc, "user", user) and equals(doc, "kind", kind)
         }
 
 

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from simulator.store import conversation_questions as questions
+from simulator.store import file_reads
 from simulator.store.embedded import OURS_FIELD, has_id_prefix
 from simulator.store.file_reads import (
     FileConversations,
@@ -29,6 +30,7 @@ from simulator.store.file_reads import (
     FileReader,
     FileTable,
     NotReadHere,
+    equals,
     first,
 )
 
@@ -66,15 +68,6 @@ def ours_by_id(table: FileTable, doc_id: str) -> dict:
     return doc
 
 
-def equals(doc: dict, field: str, value: str) -> bool:
-    """`{field: value}` as a query matches it, for a text `value` (a list holding it would
-    match too: not read here)."""
-    found = doc.get(field)
-    if isinstance(found, list | tuple):
-        raise NotReadHere(f"{field} holds a list")
-    return found == value
-
-
 def ours_where(table: FileTable, field: str, value: str | None) -> list[dict]:
     """`find(ours({field: value}))` (`value` None: no condition), in natural order."""
     return [
@@ -105,18 +98,8 @@ def of_conversation(table: FileTable, conversation_id: str, order: str = "ROWID"
             yield doc
 
 
-class FileUsers(OnFiles):
+class FileUsers(OnFiles, file_reads.FileUsers):
     """`UsersRepository.favourites` and `is_favourite` over the favourites file."""
-
-    def __init__(self, reader: FileReader):
-        self._reader = reader
-
-    def favourites(self, user: str, kind: str) -> set[str]:
-        return {
-            doc["target"]
-            for doc in self._reader.table("favourites").documents()
-            if OURS_FIELD in doc and equals(doc, "user", user) and equals(doc, "kind", kind)
-        }
 
     def is_favourite(self, user: str, kind: str, target_id: str) -> bool:
         return by_id(self._reader.table("favourites"), f"{user}|{kind}|{target_id}") is not None

@@ -6,6 +6,9 @@ failure part-way (nothing staged survives)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from simulator.store import bulk_embedded
@@ -92,3 +95,32 @@ def test_a_failed_insert_leaves_no_rows(embedded):
     assert embedded.sweeps.insert_conversations(docs) == 2500
     assert rows.drift(table) == []
     assert counts(embedded) == {("s", "pending"): (2500, 5000, 12500)}
+
+
+HOLD_LOCK = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1])
+connection.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.commit()
+"""
+
+
+def test_a_claim_waits_for_a_bulk_write_that_holds_the_lock(embedded):
+    """A sweep's bulk insert holds the conversations' write lock while it copies them all
+    (seconds at 1,000,000); a worker's claim meanwhile waits for it instead of failing with
+    `database is locked` after sqlite3's default 5 s."""
+    embedded.sweeps.insert_conversations([conversation("conv_w0000001", "k_w1")])
+    path = table_of(embedded.db.conversations)._connection.execute("PRAGMA database_list")
+    (file,) = [row[2] for row in path if row[1] == "main"]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, file, "6"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        claimed = embedded.sweeps.claim("conv_w0000001", "worker-1", 60_000)
+        assert claimed is not None and claimed["lease_owner"] == "worker-1"
+    finally:
+        holder.wait(timeout=60)
+    assert holder.returncode == 0

@@ -1,19 +1,26 @@
-"""`llm-sim sweep create` of one large sweep on the embedded store: seconds, conversations/s
-and peak RSS of the real CLI process (/usr/bin/time -v), at 100,000 and 1,000,000.
+"""`llm-sim sweep create` of one large sweep on the embedded store: seconds, conversations/s,
+CPU seconds, bytes written, peak RSS and the store's breakdown, at 100,000 and 1,000,000.
 
 Each size is one sweep (the prison experiment, one LLM, 10,000 repetitions per cell and one cell
 per number of days: 1,000,000 is 100 cells) created into a fresh store. `--into DIR` creates it
 into an existing store instead (DIR keeps the sweep; each run uses another seed, so its
-conversations are new). `--baseline CHECKOUT` times another version of this tool too, in
-interleaved rounds on fresh stores, and prints the ratio (a checkout whose sweeps stop below a
-size is skipped at that size). The machine's load shows in every figure: compare within a run.
+conversations are new). `--baseline CHECKOUT` (or `--compare`) times another version of this
+tool too, in interleaved rounds on fresh stores, and prints the ratios (a checkout whose sweeps
+stop below a size is skipped at that size). The machine's load shows in every figure: compare
+within a run; CPU seconds move less with the load than wall seconds.
+
+Each CLI process runs under a small runner that reports its bytes written (/proc/self/io
+`write_bytes`: what reached the disk or its page cache, temporary files included), its peak RSS
+and CPU time, and the embedded store's log line of the bulk write: seconds staging the
+documents, then seconds holding the write lock (copying the documents, their rows, the commit
+with its checkpoint).
 
     python -m compileall -q simulator
     env -u PYTHONDONTWRITEBYTECODE python bench/sweep_create.py                 # 100k and 1M
-    env -u PYTHONDONTWRITEBYTECODE python bench/sweep_create.py --sizes 100000 \\
-        --baseline /path/to/older/checkout --rounds 2
+    env -u PYTHONDONTWRITEBYTECODE python bench/sweep_create.py --sizes 100000,1000000 \\
+        --baseline /path/to/main/checkout
     env -u PYTHONDONTWRITEBYTECODE python bench/sweep_create.py --sizes 1000000 \\
-        --into /tmp/st/scale/embedded_1000000
+        --into /path/to/a/copy/of/a/1M/store/db --db-name scale
 
 Not a test: it prints figures.
 """
@@ -119,9 +126,11 @@ def cli(checkout: Path, args: list[str], env: dict) -> Run:
     )
 
 
-def create(checkout: Path, store: Path, n: int, seed: int, work: Path) -> Run:
+def create(
+    checkout: Path, store: Path, n: int, seed: int, work: Path, db_name: str = "llm_simulator"
+) -> Run:
     """Import the experiment (once per store) and time `sweep create` of n conversations."""
-    env = {**os.environ, "SIM_DB": str(store), "SIM_DB_NAME": "llm_simulator"}
+    env = {**os.environ, "SIM_DB": str(store), "SIM_DB_NAME": db_name}
     env.update({"SIM_USER": "bench", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"})
     imported = cli(checkout, ["experiment", "import", str(EXPERIMENT), "--json"], env)
     spec = sweep_yaml(work / f"sweep_{n}_{seed}.yaml", n, seed)
@@ -141,6 +150,7 @@ def main() -> None:
         "--baseline", "--compare", type=Path, help="another checkout, timed alternately"
     )
     parser.add_argument("--into", type=Path, help="an existing store to add each sweep to")
+    parser.add_argument("--db-name", default="llm_simulator", help="the database in --into")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     checkouts = {"this": ROOT}
@@ -156,7 +166,8 @@ def main() -> None:
                     if not _holds(checkout, n):
                         continue
                     target = args.into or work / f"store_{name}_{n}_{round_}"
-                    run = create(checkout, target, n, random.randrange(10**9), work)
+                    seed = random.randrange(10**9)
+                    run = create(checkout, target, n, seed, work, args.db_name)
                     where = "into " + str(args.into) if args.into else "empty store"
                     rows.append((n, name, where, run))
                     print(

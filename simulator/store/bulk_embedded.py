@@ -7,12 +7,17 @@ the same) into a private temporary SQLite database attached to the collection's 
 then one short write transaction re-checks keys and ids and copies the rows into the table.
 A failure, or a killed process, at any point before that commit stores nothing.
 
-Staging keeps the write lock of the collection's file short (about 2 s for 100,000 rows rather
-than the 10 s of building and encoding them), so another process writing to the same store
-(a sweep worker) waits briefly instead of running into SQLite's 5 s busy timeout; and memory
-stays flat (the rows wait on disk, not in a list). Rows are copied in the order given, which is
-the collection's natural order afterwards, as with insert_many. litemongo's in-memory query
-index does not see rows written beside it: it is dropped, and the next query rebuilds it.
+Staging keeps the write lock of the collection's file short (about 2 s for 100,000 rows and
+30 s or more for 1,000,000, rather than also the time of building and encoding them), so
+another process writing to the same store (a sweep worker) waits less (it waits up to
+conversation_rows.WRITE_WAIT_MS); and memory stays flat (the rows wait on disk, not in a list).
+The conversations' rows are staged in a table of their own, so copying them and summing their
+counts does not read the documents again. A log line gives the breakdown (staging, then the
+write lock: documents, rows, commit); bench/sweep_create.py prints it.
+
+Rows are copied in the order given, which is the collection's natural order afterwards, as
+with insert_many. litemongo's in-memory query index does not see rows written beside it: it is
+dropped, and the next query rebuilds it.
 Unique indexes other than `_id` and the `unique` field are not checked (conversations have
 none).
 """
@@ -30,9 +35,10 @@ from simulator.store.conversation_questions import stored_keys
 from simulator.store.embedded import table_of
 
 STAGING = "bulk_staging"
-# SQLite's page cache while copying (negative: KiB): the new rows go into two indexes in random
-# order (ids and keys), which a 2 MB cache turns into a read per row once the store holds
-# millions. 256 MB keeps them in memory beside the pages streaming out (at 1,000,000: 1.4 GB
+# SQLite's page cache of the store's file while staging and copying (negative: KiB): staging
+# looks up every new key and id in the store's indexes, and the copy adds them in random order,
+# which a 2 MB cache turns into a read per row once the store holds millions. 256 MB keeps those
+# indexes in memory beside the pages streaming out (1,000,000 rows into an empty store: 0.6 GB
 # fewer bytes written than with 128 MB, 10% less CPU, 130 MB more peak memory).
 CACHE_KIB = -262_144
 log = logging.getLogger(__name__)
@@ -46,9 +52,10 @@ def insert_all_or_none(
     side = rows.installed(table)  # the conversations' rows: staged with the documents
     if side:
         rows.catch_up(table)
-    cache = None
+    cache = connection.execute("PRAGMA main.cache_size").fetchone()[0]
     connection.execute(f"ATTACH DATABASE '' AS {STAGING}")  # private, deleted when detached
     try:
+        connection.execute(f"PRAGMA main.cache_size = {min(cache, CACHE_KIB)}")
         # pages of 64 KB: a conversation of 2.1 KB takes a 4 KB page of its own (two do not
         # fit), which doubled the staged bytes; 30 of them fill one of these
         connection.execute(f"PRAGMA {STAGING}.page_size = 65536")
@@ -64,10 +71,10 @@ def insert_all_or_none(
         connection.execute("BEGIN IMMEDIATE")  # no other process writes until the commit
         if _data_version(connection) != before:  # another process wrote since the checks
             connection.execute(f"CREATE INDEX {STAGING}.rows_id ON rows(_id)")
+            if side:
+                connection.execute(f"CREATE INDEX {STAGING}.cols_id ON cols(id)")
             _drop_stored_keys(collection, connection, unique, side)
             _renumber_taken_ids(table, connection, new_id, side)
-        cache = connection.execute("PRAGMA main.cache_size").fetchone()[0]
-        connection.execute(f"PRAGMA main.cache_size = {min(cache, CACHE_KIB)}")
         copy = f"INSERT INTO main.{table._table_name} SELECT _id, doc FROM {STAGING}.rows"
         t2 = time.perf_counter()
         if side:
@@ -95,8 +102,7 @@ def insert_all_or_none(
     finally:
         if connection.in_transaction:
             connection.rollback()
-        if cache is not None:
-            connection.execute(f"PRAGMA main.cache_size = {cache}")
+        connection.execute(f"PRAGMA main.cache_size = {cache}")
         collection._store._query_index = None
         connection.execute(f"DETACH DATABASE {STAGING}")
 

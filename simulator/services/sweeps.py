@@ -130,7 +130,9 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
         calls_per_conversation(firsts[key].cell, spec.total_messages, spec.message_counting) * n
         for key, n in sizes.items()
     )
-    stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
+    # in key order: each batch of lookups then reads neighbouring pages of the store's key
+    # index (into a store of a million, random order read a page per key)
+    stored = frozenset(store.sweeps.existing_keys(sorted(p.key for p in planned)))
     notes: dict[str, None] = {}
     for cell in cell_keys.values():
         if spec.seed is None:  # what the cell's LLMs make of no seed (their own, or none)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -128,7 +130,9 @@ def plan(store: Store, view: ExperimentView, spec: SweepSpec, owner: str) -> Pla
         calls_per_conversation(firsts[key].cell, spec.total_messages, spec.message_counting) * n
         for key, n in sizes.items()
     )
-    stored = frozenset(store.sweeps.existing_keys([p.key for p in planned]))
+    # in key order: each batch of lookups then reads neighbouring pages of the store's key
+    # index (into a store of a million, random order read a page per key)
+    stored = frozenset(store.sweeps.existing_keys(sorted(p.key for p in planned)))
     notes: dict[str, None] = {}
     for cell in cell_keys.values():
         if spec.seed is None:  # what the cell's LLMs make of no seed (their own, or none)
@@ -202,6 +206,7 @@ def create(
     stored = the_plan.stored_keys
 
     templates: dict[str, tuple[dict, dict]] = {}
+    clock = _Clock()
 
     def document(order: int, p: PlannedConversation) -> dict:
         """What conversation_document gives, from a template made once per cell: only the
@@ -215,7 +220,7 @@ def create(
         varying = {
             "_id": new_id("conv"),
             "key": p.key,
-            "created_at": now(),
+            "created_at": clock.now(),
             "order": order,
             "repetition": p.repetition,
             "spec": {**conv_spec, "seed": p.seed},
@@ -228,6 +233,21 @@ def create(
     docs = (document(order, p) for order, p in enumerate(the_plan.planned) if p.key not in stored)
     added = store.sweeps.insert_conversations(docs)
     return sweep, added
+
+
+class _Clock:
+    """`now()` for documents made many to a millisecond: read once per millisecond (it takes
+    7 µs, a million conversations 7 s), the same value `now()` gives within it."""
+
+    def __init__(self) -> None:
+        self._ms = -1
+        self._now = now()
+
+    def now(self) -> datetime:
+        ms = time.time_ns() // 1_000_000
+        if ms != self._ms:
+            self._ms, self._now = ms, now()
+        return self._now
 
 
 def require_owner(store: Store, sweep_id: str, user: str, action: str) -> dict:

@@ -113,6 +113,12 @@ UPSERT = (
     f" SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
 )
 BATCH = 500
+# how long a write to the conversations' file waits for another process's write lock: a sweep's
+# bulk insert holds it while it copies every conversation (30 s for 1,000,000), and a worker's
+# claim or status write waits for it rather than failing after sqlite3's default 5 s; a
+# question's catching up still gives up after 5 s and answers from the rows it has
+WRITE_WAIT_MS = 300_000
+CATCH_UP_WAIT_MS = 5_000
 
 
 def installed(table: Any) -> bool:
@@ -130,6 +136,7 @@ def ensure(table: Any) -> bool:
     """Install the rows, their indexes and triggers, building them from every stored document
     when this file has none (a store written before they existed): once, in one transaction
     that waits for any other process doing the same. True when it built them here."""
+    _wait_for_writers(table._connection)
     if installed(table):
         _index(table._connection)
         return False
@@ -157,6 +164,13 @@ def ensure(table: Any) -> bool:
             )
         connection.execute("INSERT OR REPLACE INTO sim_info VALUES ('version', ?)", (VERSION,))
     return True
+
+
+def _wait_for_writers(connection: Any) -> None:
+    """Writes on this connection wait up to WRITE_WAIT_MS for another writer's lock (unless
+    the connection was given a wait of its own: sqlite3's default is 5 s)."""
+    if connection.execute("PRAGMA busy_timeout").fetchone()[0] == 5_000:
+        connection.execute(f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")
 
 
 def _index(connection: Any) -> None:
@@ -212,7 +226,9 @@ def catch_up(table: Any) -> Any:
     if connection.in_transaction:  # inside a writer's transaction: join it
         _catch_up(table, connection)
         return connection
+    wait = connection.execute("PRAGMA busy_timeout").fetchone()[0]
     try:
+        connection.execute(f"PRAGMA busy_timeout = {min(wait, CATCH_UP_WAIT_MS)}")
         with connection:
             connection.execute("BEGIN IMMEDIATE")
             _catch_up(table, connection)
@@ -222,6 +238,8 @@ def catch_up(table: Any) -> Any:
         # another process has held the write lock past the busy timeout (a sweep's bulk
         # insert of 100,000): answer from the rows as they are; the next answer catches up
         log.info("conversation rows not caught up (%s); answering from the last ones", exc)
+    finally:
+        connection.execute(f"PRAGMA busy_timeout = {int(wait)}")
     return connection
 
 

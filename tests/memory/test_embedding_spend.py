@@ -213,3 +213,18 @@ def test_a_sweeps_spend_counts_its_runs_embeddings(sim, stub, tmp_path, fresh_ca
     assert status["spend"]["cost"] > 0
     assert status["spend"]["cost"] == pytest.approx(sum(r["cost"] for r in rows))
     assert status["spend"]["calls"] == sum(r["spend"]["calls"] for r in runs)
+
+
+def test_an_embedding_model_the_server_lacks_fails_the_run_with_a_sentence(
+    sim, stub, tmp_path, fresh_cache
+):
+    """A refused embedding request ends the run as a refused chat call does: failed, with the
+    server's reason and the embedder named, and no traceback."""
+    exp_id = _experiment(sim, tmp_path, stub, embedder="text-embedding-9")
+    failed = sim("run", exp_id, "--llm", "openai:stub", "--seed", "1")
+    assert failed.code == 1
+    said = " ".join((failed.out + failed.err).split())
+    assert "embedding with openai:text-embedding-9@" in said and "HTTP 404" in said
+    assert "Traceback" not in said
+    listed = sim("conversation", "list", "--json").json()
+    assert [c["status"] for c in listed] == ["failed"]

@@ -33,6 +33,8 @@ from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.engine.ports import MemoryShelf
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
+from simulator.engine.step_loop import StepFailed
+from simulator.llm.base import BackendError
 from simulator.llm.embeddings import Embedder, aembed
 from simulator.memory.domain.agent_memory import AgentMemory
 from simulator.memory.domain.parsers import (
@@ -354,7 +356,10 @@ class MemoryKeeper:
         if not missing:
             return np.stack([self._known[t] for t in texts])
         ledger = self._shelf.embedding_recorder(step, index, agent, self._embedder.name, keep)
-        fresh = await aembed(self._embedder, missing, ledger)
+        try:
+            fresh = await aembed(self._embedder, missing, ledger)
+        except BackendError as exc:  # the run fails as for a chat call: said, not a traceback
+            raise StepFailed(f"embedding with {self._embedder.name} failed: {exc}") from None
         if len(missing) == len(texts):
             return fresh
         got = dict(zip(missing, fresh, strict=True))

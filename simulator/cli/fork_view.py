@@ -136,8 +136,6 @@ def resume_cli(app: AppContext, run_id: str, as_json: bool) -> RunOutcome:
             await llms.aclose()
 
     outcome = run_until_stopped(go, app.err, runs)
-    if as_json:
+    if as_json:  # otherwise the live view has said how the run ended
         print_run_json(app, outcome, kind)
-    else:
-        app.console.print(f"{run_id}: {outcome.status}", markup=False)
     return outcome

@@ -11,7 +11,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from simulator.domain.clock import now
-from simulator.domain.ids import content_hash, new_id
+from simulator.domain.ids import content_hash, new_ids
 from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
@@ -207,6 +207,7 @@ def create(
 
     templates: dict[str, tuple[dict, dict]] = {}
     clock = _Clock()
+    conversation_ids = new_ids("conv")
 
     def document(order: int, p: PlannedConversation) -> dict:
         """What conversation_document gives, from a template made once per cell: only the
@@ -218,7 +219,7 @@ def create(
             templates[cache] = (first, first["spec"])
         template, conv_spec = templates[cache]
         varying = {
-            "_id": new_id("conv"),
+            "_id": next(conversation_ids),
             "key": p.key,
             "created_at": clock.now(),
             "order": order,

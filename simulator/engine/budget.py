@@ -2,7 +2,7 @@
 sweep claim; once reached, no new call or run starts and what is in flight finishes.
 
 The command that runs (services/cli) makes one `Budget` and installs it for its event loop
-with `using(budget)`; every call ledger (engine/recorder.py) asks `current()` before its
+with `using(budget)`; every call ledger (engine/call_ledger.py) asks `current()` before its
 request is sent, so every world and the memory stream's calls are covered without each one
 passing it on. A sweep's budget reads the spend of the whole sweep from the store (every
 worker's), so a cap holds across workers on one database.

@@ -22,13 +22,14 @@ from simulator.domain.embedding_rows import (
     is_embedding,
 )
 from simulator.domain.pricing import Price
+from simulator.engine.call_ledger import CallLedger
 from simulator.llm.embeddings import EmbeddingAttempt
 from simulator.logs import redact
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from simulator.engine.recorder import CallLedger, StoreRecorder
+    from simulator.engine.recorder import StoreRecorder
 
 
 class EmbeddingLedger:
@@ -41,8 +42,6 @@ class EmbeddingLedger:
         self._row: dict = {}
 
     async def begin(self, texts: list[str]) -> None:
-        from simulator.engine.recorder import CallLedger
-
         recorder = self._recorder
         messages = embedding_messages(texts)
         self._row = {**self._fixed, "prompt_hash": recorder.prompt_hash(messages)}

@@ -33,9 +33,7 @@ from simulator.domain.llm_choice import LLMChoice
 from simulator.domain.params import GenerationParams
 from simulator.engine.ports import MemoryShelf
 from simulator.engine.step_calls import ActorCall, ActorCalls, placed_params
-from simulator.engine.step_loop import StepFailed
-from simulator.llm.base import BackendError
-from simulator.llm.embeddings import Embedder, aembed
+from simulator.llm.embeddings import Embedder
 from simulator.memory.domain.agent_memory import AgentMemory
 from simulator.memory.domain.parsers import (
     ImportanceRating,
@@ -54,6 +52,7 @@ from simulator.memory.domain.reflection import REFLECTION_PRESETS, cited
 from simulator.memory.domain.settings import MemorySettings
 from simulator.memory.engine.planning import PLANNING_COUNTERS, DayPlanner
 from simulator.memory.engine.reactions import react
+from simulator.memory.engine.run_embeddings import RunEmbeddings
 from simulator.memory.prompting import prompts as mp
 
 IMPORTANCE_FALLBACKS = "importance_fallbacks"  # counter: ratings that did not parse (4 used)
@@ -102,8 +101,7 @@ class MemoryKeeper:
         self.memories = [self._empty(i) for i in range(len(names))]
         self._kept_aside: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
         self._held: dict[str, int] = {}  # record id -> minute of its last access, not yet stored
-        self._known: dict[str, np.ndarray] = {}  # text -> vector this run has (a resume's)
-        self._embeddings: dict[int, int] = {}  # step -> embeddings asked for in it so far
+        self._vectors = RunEmbeddings(shelf, embedder)
         self.planner = DayPlanner(self)
 
     def counts(self) -> dict[str, int]:
@@ -123,12 +121,11 @@ class MemoryKeeper:
         """Each agent's stream as it stood after `complete_step` (see the module docstring)."""
         # before step 1 nothing is complete: even the seed memories (minute 0) are kept aside
         limit = self.minute(complete_step) if complete_step > 0 else -1
-        for texts, vectors in self._shelf.stored_embeddings():
-            self._known.update(zip(texts, vectors, strict=True))
+        self._vectors.remember_stored()
         for i in range(len(self.names)):
             stored = self._shelf.load_memories(i)
             if stored.embedders <= {self._embedder.name}:  # the same space as this run's
-                self._known.update(
+                self._vectors.remember(
                     (r.text, v)
                     for r, v in zip(stored.records, stored.vectors, strict=True)
                     if v is not None
@@ -199,7 +196,7 @@ class MemoryKeeper:
         return await self.recall_at(self.minute(step), queries)
 
     async def recall_at(self, now: int, queries: list[str]) -> list[list[MemoryRecord]]:
-        vectors = await self.embed(self._step_at(now), queries, None, keep=True)
+        vectors = await self._vectors.embed(self._step_at(now), queries, None, keep=True)
         found = [m.retrieve(vectors[i], now) for i, m in enumerate(self.memories)]
         self._hold(found, now)
         return found
@@ -238,7 +235,8 @@ class MemoryKeeper:
     async def recall_pairs(self, now: int, asks: list[tuple[int, str]]) -> list[list[MemoryRecord]]:
         """What agent a retrieves for query q, for each (a, q) (an interview asks one agent
         several questions); last access held as `recall_at` does."""
-        vectors = await self.embed(self._step_at(now), [q for _, q in asks], None, keep=True)
+        queries = [q for _, q in asks]
+        vectors = await self._vectors.embed(self._step_at(now), queries, None, keep=True)
         found = [self.memories[a].retrieve(vectors[n], now) for n, (a, _) in enumerate(asks)]
         self._hold(found, now)
         return found
@@ -272,7 +270,8 @@ class MemoryKeeper:
             (p[0], p[4]): parse_importance(r.text) for p, r in zip(to_rate, replies, strict=True)
         }
         fresh_texts = [p[2] for p in planned if p[5] is None]
-        fresh_vectors = await self.embed(step, fresh_texts, None)  # numbered even when empty
+        # numbered even when empty
+        fresh_vectors = await self._vectors.embed(step, fresh_texts, None)
         vectors = iter(list(fresh_vectors) if fresh_texts else [])
         made: list[tuple[MemoryRecord, np.ndarray, bool]] = []
         for agent, kind, text, evidence, seq, reuse in planned:
@@ -321,7 +320,7 @@ class MemoryKeeper:
         self.counters[REFLECTIONS] += 1
         if not questions:
             return
-        vectors = await self.embed(step, questions, self.names[agent], keep=True)
+        vectors = await self._vectors.embed(step, questions, self.names[agent], keep=True)
         shown = [memory.retrieve(vector, now) for vector in vectors]
         self._hold(shown, now)
         asks = [
@@ -341,29 +340,6 @@ class MemoryKeeper:
                 evidence = [r.id for r in cited(insight.evidence, records)]
                 wanted.append((agent, "thought", insight.text, evidence))
         await self.make_records(calls, step, now, wanted)
-
-    async def embed(
-        self, step: int, texts: list[str], agent: str | None, keep: bool = False
-    ) -> np.ndarray:
-        """The vectors of `texts` (row i for text i): those this run already has (a resume),
-        the rest from the embedder, each request it sends a ledger row (`keep`: the row keeps
-        the vectors, for texts no record stores: recall queries)."""
-        index = self._embeddings.get(step, 0)  # every embedding of the step numbered, sent
-        self._embeddings[step] = index + 1  # or not, so a resumed step numbers them the same
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
-        if not missing:
-            return np.stack([self._known[t] for t in texts])
-        ledger = self._shelf.embedding_recorder(step, index, agent, self._embedder.name, keep)
-        try:
-            fresh = await aembed(self._embedder, missing, ledger)
-        except BackendError as exc:  # the run fails as for a chat call: said, not a traceback
-            raise StepFailed(f"embedding with {self._embedder.name} failed: {exc}") from None
-        if len(missing) == len(texts):
-            return fresh
-        got = dict(zip(missing, fresh, strict=True))
-        return np.stack([got[t] if t in got else self._known[t] for t in texts])
 
     def _step_at(self, now: int) -> int:
         """The step whose end is simulated minute `now` (for the ledger's rows)."""

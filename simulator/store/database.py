@@ -252,9 +252,12 @@ def embedded_folder(uri: str) -> Path:
 def _open_embedded(uri: str, db_name: str, variable: str = "--db/SIM_DB") -> Connection:
     import litemongo
 
+    from simulator.store.page_sizes import prepare
+
     path = embedded_folder(uri)
     try:
         path.mkdir(parents=True, exist_ok=True)
+        prepare(path, db_name)
         client = litemongo.connect(str(path))
     except (OSError, ValueError) as exc:
         raise UserError(
@@ -269,4 +272,9 @@ def _open_embedded(uri: str, db_name: str, variable: str = "--db/SIM_DB") -> Con
 
 def use_database(connection: Connection, name: str) -> None:
     """Point an open connection at another database of the same server (the menu's picker)."""
-    connection.db = connection.client[check_db_name(name)]
+    name = check_db_name(name)
+    if connection.kind == "embedded":
+        from simulator.store.page_sizes import prepare
+
+        prepare(Path(connection.location), name)
+    connection.db = connection.client[name]

@@ -1,0 +1,54 @@
+"""A new embedded store makes its conversations' file with pages that hold several of them."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from simulator.store.database import open_database, use_database
+
+
+def _page_size(path) -> int:
+    with sqlite3.connect(path) as connection:
+        return connection.execute("PRAGMA page_size").fetchone()[0]
+
+
+def _touch(connection, *collections: str) -> None:
+    for name in collections:
+        connection.db[name].insert_one({"_id": f"{name}_1", "text": "x" * 2100})
+
+
+def test_new_store_conversations_get_16_kb_pages_and_the_rest_4_kb(tmp_path):
+    connection = open_database(str(tmp_path), "lab")
+    try:
+        _touch(connection, "conversations", "messages")
+        assert connection.db["conversations"].find_one({"_id": "conversations_1"})["text"]
+    finally:
+        connection.close()
+    assert _page_size(tmp_path / "lab" / "conversations") == 16_384
+    assert _page_size(tmp_path / "lab" / "messages") == 4_096
+    with sqlite3.connect(tmp_path / "lab" / "conversations") as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_file_made_before_keeps_its_pages(tmp_path):
+    (tmp_path / "lab").mkdir()
+    with sqlite3.connect(tmp_path / "lab" / "conversations") as raw:  # as litemongo made it
+        raw.execute("PRAGMA journal_mode=WAL")
+        raw.execute("CREATE TABLE kept(x)")
+    connection = open_database(str(tmp_path), "lab")
+    try:
+        _touch(connection, "conversations")
+        assert connection.db["conversations"].count_documents({}) == 1
+    finally:
+        connection.close()
+    assert _page_size(tmp_path / "lab" / "conversations") == 4_096
+
+
+def test_another_database_of_the_store_gets_them_too(tmp_path):
+    connection = open_database(str(tmp_path), "lab")
+    try:
+        use_database(connection, "second")
+        _touch(connection, "conversations")
+    finally:
+        connection.close()
+    assert _page_size(tmp_path / "second" / "conversations") == 16_384

@@ -18,6 +18,7 @@ from simulator.errors import PermissionRefused, UserError
 from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_status import status as status
 from simulator.store.counting import is_server_collection
+from simulator.store.derived_docs import Derived
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.sweep import (
     Cell,
@@ -224,12 +225,11 @@ def create(
             "created_at": clock.now(),
             "order": order,
             "repetition": p.repetition,
-            "spec": {**conv_spec, "seed": p.seed},
+            "spec": Derived(conv_spec, {"seed": p.seed}),
         }
-        doc = {**template, **varying}
         if extra is not None:  # a fork's branch fields
-            doc.update(extra(sweep["_id"], p))
-        return doc
+            varying.update(extra(sweep["_id"], p))
+        return Derived(template, varying)  # store/derived_docs.py: the template encoded once
 
     docs = (document(order, p) for order, p in enumerate(the_plan.planned) if p.key not in stored)
     added = store.sweeps.insert_conversations(docs)

@@ -32,6 +32,7 @@ from typing import Any
 from simulator.store import conversation_rows as rows
 from simulator.store.bulk_insert import ID_TRIES, batches, first_of_each, stored_values
 from simulator.store.conversation_questions import stored_keys
+from simulator.store.derived_docs import DerivedEncoder
 from simulator.store.embedded import table_of
 
 STAGING = "bulk_staging"
@@ -151,7 +152,8 @@ def _stage(
     insert = f"INSERT INTO {STAGING}.rows VALUES (?, ?, ?)"
     marks = ", ".join("?" * (1 + len(rows.COLUMNS)))
     insert_cols = f"INSERT INTO {STAGING}.cols VALUES ({marks})"
-    encode, encode_key, columns = table._encode_doc, table.encode_key, rows.columns
+    encode = DerivedEncoder(table._encode_doc).encode  # a sweep's documents share a base
+    encode_key, columns = table.encode_key, rows.columns
     for batch in batches(docs):
         stored = _stored(collection, unique, [d[unique] for d in batch], side, fresh=False)
         fresh = [

@@ -31,7 +31,7 @@ SPEC = {
 # Runs in its own process: SIGKILL while the 1,500th conversation is being written.
 KILLED_CREATE = """
 import os, signal, sys
-from litemongo.sqlite_store import TableDict
+from simulator.store.derived_docs import DerivedEncoder
 from simulator.worlds.chat.domain.sweep import SweepSpec
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
@@ -42,7 +42,7 @@ db, experiment, spec = sys.argv[1], sys.argv[2], sys.argv[3]
 store = open_store(open_database(db, "crash"))
 view = exp_service.import_yaml(store, experiment, "ana")
 written = 0
-encode = TableDict._encode_doc
+encode = DerivedEncoder.encode  # each conversation's document, as it is staged
 
 def encode_then_die(self, doc):
     global written
@@ -52,7 +52,7 @@ def encode_then_die(self, doc):
             os.kill(os.getpid(), signal.SIGKILL)
     return encode(self, doc)
 
-TableDict._encode_doc = encode_then_die
+DerivedEncoder.encode = encode_then_die
 sweep_service.create(store, view, SweepSpec.model_validate_json(spec), "ana")
 """
 

@@ -100,3 +100,33 @@ def test_bad_sweeps_are_refused(prison, changes, message):
     spec = SweepSpec(**{"total_messages": 4, "agents": {"Guard": 1}, "llms": ["mock:a"], **changes})
     with pytest.raises(ValueError, match=message):
         expand(spec, prison, "v1")
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_planned_keys_are_conversation_key_hashed_in_full(prison, seed):
+    """expand fills a cell's key text in from a hashed prefix: same keys as hashing it all."""
+    from simulator.worlds.chat.domain.sweep import conversation_key
+
+    spec = SweepSpec(
+        total_messages=8,
+        days=2,
+        every_day_count=True,
+        agents={"guard": 1, "prisoner": 1},
+        llms=["mock:a", "mock:b"],
+        repetitions=12,
+        seed=seed,
+        allow_repeat_speaker=True,
+    )
+    planned = expand(spec, prison, "v9", owner="ana")
+    assert len(planned) == 2 * 2 * 12
+    for p in planned:
+        assert p.key == conversation_key(
+            "v9",
+            p.cell,
+            p.repetition,
+            total_messages=8,
+            seed=p.seed,
+            owner="ana",
+            allow_repeat_speaker=True,
+            switches=spec.switches,
+        )

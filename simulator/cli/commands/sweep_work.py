@@ -24,6 +24,7 @@ from simulator.cli.sweep_parts import (
 )
 from simulator.cli.sweep_running import run_sweep
 from simulator.domain.plural import count
+from simulator.engine.gc_budget import fewer_collections
 from simulator.errors import UserError
 from simulator.services import estimates
 from simulator.services import experiments as exp_service
@@ -75,7 +76,8 @@ def create_cmd(
     spec = sweep_spec(view.kind, file, flags, view)
     caps = spend_service.caps_in_file(file)  # kept on the sweep for its runners
     part = sweep_part(view.kind)
-    plan = part.plan(app.store, view, spec, app.user)
+    with fewer_collections():  # engine/gc_budget.py: a plan holds every conversation
+        plan = part.plan(app.store, view, spec, app.user)
     estimate = sweep_estimate(app, view, spec, plan)
     if as_json and dry_run:
         shown = None if estimate is None else {k: v for k, v in estimate.items() if k != "taken_at"}
@@ -101,7 +103,8 @@ def create_cmd(
     ):
         app.console.print("Nothing created.")
         return
-    doc, added = part.create(app.store, view, spec, app.user, plan)
+    with fewer_collections():
+        doc, added = part.create(app.store, view, spec, app.user, plan)
     estimates.keep_with_sweep(app.store, doc["_id"], estimate)
     spend_service.keep_file_caps(app.store, doc["_id"], caps)
     if as_json:

@@ -385,6 +385,9 @@ class _CellKeys:
             switches=spec.switches,
         )
         self._parts: list[str] | None = self._split(self._make(_REPETITION, seed=_SEED, text=True))
+        # the text before the repetition is the same for every key of the cell (most of it):
+        # hashed once, and each key goes on from a copy of that state
+        self._before = None if self._parts is None else hashlib.sha256(self._parts[0].encode())
 
     @staticmethod
     def _split(text: str) -> list[str] | None:
@@ -396,11 +399,13 @@ class _CellKeys:
         return [before, middle, after]
 
     def key(self, repetition: int, seed: int | None) -> str:
-        if self._parts is None:
+        if self._parts is None or self._before is None:
             return self._make(repetition, seed=seed)
-        before, middle, after = self._parts
+        _, middle, after = self._parts
         seed_text = "null" if seed is None else str(seed)
-        return "k_" + _hash(f"{before}{repetition}{middle}{seed_text}{after}", 24)
+        digest = self._before.copy()
+        digest.update(f"{repetition}{middle}{seed_text}{after}".encode())
+        return "k_" + digest.hexdigest()[:24]
 
 
 def cells(spec: SweepSpec, experiment: Experiment) -> list[Cell]:

@@ -117,7 +117,9 @@ def test_a_cancelled_writer_still_gets_its_write(store):
         assert store.db.calls.count_documents({"_id": "c1"}) == 0  # still queued
 
         async def flushed() -> None:
-            while writes.stats.flushes == 0:  # the flush timer fires regardless
+            # the flush timer fires regardless; `writes` counts what a flush has written (on a
+            # server a writer thread writes it: `flushes` counts a flush as it begins)
+            while writes.stats.writes == 0:
                 await asyncio.sleep(0)
 
         await asyncio.wait_for(flushed(), 30)  # a limit for a broken test only

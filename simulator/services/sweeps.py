@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from simulator.domain.clock import now
-from simulator.domain.ids import content_hash, new_ids
+from simulator.domain.ids import content_hash, id_run, new_ids
 from simulator.domain.sweep_names import SweepError
 from simulator.domain.yaml_io import validation_to_user_error
 from simulator.errors import PermissionRefused, UserError
@@ -208,7 +209,9 @@ def create(
 
     templates: dict[str, tuple[dict, dict]] = {}
     clock = _Clock()
-    conversation_ids = new_ids("conv")
+    # one run of ids (domain/ids.py id_run), random ones should more be asked for
+    to_add = len(the_plan.planned) - len(stored)
+    conversation_ids = itertools.chain(id_run("conv", to_add), new_ids("conv"))
 
     def document(order: int, p: PlannedConversation) -> dict:
         """What conversation_document gives, from a template made once per cell: only the

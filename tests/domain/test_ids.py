@@ -1,4 +1,4 @@
-"""Ids drawn in blocks look and spread like ids drawn one at a time."""
+"""Ids drawn in blocks look and spread like ids drawn one at a time; a run of ids is consecutive."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 import re
 import secrets
 
-from simulator.domain.ids import new_id, new_ids
+from simulator.domain.ids import id_run, new_id, new_ids
 
 
 def test_ids_drawn_in_blocks_have_the_shape_of_one_drawn_alone(monkeypatch):
@@ -24,3 +24,20 @@ def test_ids_drawn_in_blocks_have_the_shape_of_one_drawn_alone(monkeypatch):
     assert all(shape.fullmatch(i) for i in ids) and shape.fullmatch(new_id("conv"))
     assert len(set(ids)) == 250
     assert all(re.fullmatch(r"exp_[0-9a-f]{6}", i) for i in itertools.islice(new_ids("exp"), 3))
+
+
+def test_a_run_of_ids_counts_up_from_a_random_start_within_the_width(monkeypatch):
+    ids = list(id_run("conv", 1000))
+    numbers = [int(i.removeprefix("conv_"), 16) for i in ids]
+    assert all(re.fullmatch(r"conv_[0-9a-f]{8}", i) for i in ids)
+    assert numbers == list(range(numbers[0], numbers[0] + 1000))
+    assert ids == sorted(ids)  # each lands after the one before in a tree keyed by id
+    monkeypatch.setattr(secrets, "randbelow", lambda n: n - 1)  # the last start there is
+    last = list(id_run("exp", 3))
+    assert last == ["exp_fffffd", "exp_fffffe", "exp_ffffff"]
+
+
+def test_a_run_longer_than_half_the_space_is_drawn_at_random():
+    ids = list(itertools.islice(id_run("exp", 2**23 + 1), 1000))
+    assert all(re.fullmatch(r"exp_[0-9a-f]{6}", i) for i in ids)
+    assert sum(a < b for a, b in itertools.pairwise(ids)) < 800  # not counting up

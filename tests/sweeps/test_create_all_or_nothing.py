@@ -114,3 +114,28 @@ def test_create_reuses_the_plan_it_is_given(mock_store, prison_path, monkeypatch
     assert added == 5
     keys = [d["key"] for d in mock_store.sweeps.conversations(sweep["_id"])]
     assert keys == [p.key for p in made.planned]
+
+
+def test_a_sweeps_conversations_get_consecutive_ids_and_a_taken_one_is_replaced(
+    tmp_path, prison_path, monkeypatch
+):
+    """One run of ids per create (domain/ids.py id_run), in the sweep's order; an id of the run
+    that a stored conversation holds is replaced by a random one, and nothing else moves."""
+    from simulator.domain import ids
+
+    store = open_store(open_database(str(tmp_path / "store"), "ids"))
+    try:
+        view = exp_service.import_yaml(store, prison_path, "ana")
+        spec = SweepSpec.model_validate({**SPEC, "repetitions": 50})
+        monkeypatch.setattr(ids.secrets, "randbelow", lambda n: 0x1000)  # the run's start
+        store.db.conversations.insert_one({"_id": "conv_00001005", "note": "stored before"})
+        sweep, added = sweep_service.create(store, view, spec, "ana")
+        assert added == 50
+        convs = sorted(store.sweeps.conversations(sweep["_id"]), key=lambda d: d["order"])
+        expected = [f"conv_{n:08x}" for n in range(0x1000, 0x1000 + 50)]
+        got = [d["_id"] for d in convs]
+        assert got[:5] + got[6:] == expected[:5] + expected[6:]
+        assert got[5] not in expected and len(set(got)) == 50  # conv_00001005 was taken
+        assert store.db.conversations.find_one({"_id": "conv_00001005"})["note"] == "stored before"
+    finally:
+        store.close()

@@ -1,17 +1,15 @@
 """A sweep: every combination a researcher asks for, expanded into conversation specs (pure).
 
-The model (`SweepSpec`), the cells and their conversation keys live here; how the cells come
-about (factors, linked groups, listed cells, the plan's breakdown) is in `sweep_design`, what the
-names in a sweep mean (LLMs, roles) in `sweep_names`. Their public names are importable from here.
+The model (`SweepSpec`) and its expansion into cells and planned conversations live here; a
+cell, a planned conversation and their keys in `sweep_cells`; how the cells come about
+(factors, linked groups, listed cells, the plan's breakdown) in `sweep_design`; what the names
+in a sweep mean (LLMs, roles) in `sweep_names`. Their public names are importable from here.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -23,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.domain.ids import canonical_json, content_hash
+from simulator.domain.ids import content_hash
 from simulator.domain.limits import (
     MAX_AGENTS_PER_ROLE,
     MAX_ROLES,
@@ -47,6 +45,14 @@ from simulator.worlds.chat.domain.spec import (
     SpeakerFormat,
     SpeakerMethod,
 )
+from simulator.worlds.chat.domain.sweep_cells import (
+    SWITCH_DEFAULTS,
+    Cell,
+    CellKeys,
+    PlannedConversation,
+    conversation_key,
+    repetition_seed,
+)
 from simulator.worlds.chat.domain.sweep_design import (
     CELL_AGENTS,
     CELL_LLM,
@@ -69,6 +75,7 @@ __all__ = [
     "MAX_LINKED_GROUPS",
     "MAX_LISTED",
     "SUMMARIZER",
+    "SWITCH_DEFAULTS",
     "AgentCount",
     "Cell",
     "Design",
@@ -90,9 +97,6 @@ __all__ = [
 ]
 
 AgentCount = Annotated[int, Field(ge=1, le=MAX_AGENTS_PER_ROLE)]
-
-# The chat switches' defaults: a sweep at them stores, keys and dumps as before they existed.
-SWITCH_DEFAULTS = {"reply_cleaning": "speakers", "speaker_format": "prefix"}
 
 
 class SweepSpec(BaseModel):
@@ -249,94 +253,6 @@ class SweepSpec(BaseModel):
         return data
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One combination of factors; a sweep runs `repetitions` conversations per cell."""
-
-    role_llms: dict[str, str]
-    manager_llm: str | None
-    summarizer_llm: str | None
-    days: int
-    agents: dict[str, int]
-    speaker_method: str
-    variant: dict[str, str]
-    # True when the sweep named no manager for an `auto` cell and the first role's model was
-    # used; recorded and printed, not part of the cell's identity (the model itself is).
-    manager_defaulted: bool = False
-
-    def as_dict(self) -> dict:
-        return {
-            "role_llms": self.role_llms,
-            "manager_llm": self.manager_llm,
-            "summarizer_llm": self.summarizer_llm,
-            "days": self.days,
-            "agents": self.agents,
-            "speaker_method": self.speaker_method,
-            "variant": self.variant,
-        }
-
-    def label(self) -> str:
-        agents = "v".join(str(n) for n in self.agents.values())
-        models = "/".join(dict.fromkeys(self.role_llms.values()))
-        titles = [k.split("/")[-1] for k in self.variant]
-        # the section's title alone, or Role/Title where two varied sections share a title
-        variant = ",".join(
-            f"{k if titles.count(title) > 1 else title}={v}"
-            for (k, v), title in zip(self.variant.items(), titles, strict=True)
-        )
-        return f"{models} {agents} d{self.days} {self.speaker_method}" + (
-            f" [{variant}]" if variant else ""
-        )
-
-
-@dataclass(frozen=True, slots=True)  # a sweep of 1,000,000 holds one per conversation
-class PlannedConversation:
-    key: str
-    cell: Cell
-    cell_key: str
-    repetition: int
-    seed: int | None
-
-
-def conversation_key(
-    experiment_version: str,
-    cell: Cell,
-    repetition: int,
-    *,
-    total_messages: int,
-    seed: int | None,
-    owner: str | None,
-    message_counting: str = "agent_turns",
-    allow_repeat_speaker: bool = False,
-    switches: dict[str, str] | None = None,
-    text: bool = False,
-) -> str:
-    """Deterministic, and covering everything that decides what a conversation is.
-
-    A conversation's spec is built from exactly these: the experiment version (which fixes its
-    texts and every listed LLM's parameters), the cell, the message total and its counting, and
-    the seed. The owner is part of it too, so one researcher's sweep never adopts another's
-    conversations. Two sweeps share a conversation only when it would run identically. The
-    counting enters only when it is not the default, so keys made before it existed still hold.
-    """
-    data = {
-        "v": experiment_version,
-        "cell": cell.as_dict(),
-        "r": repetition,
-        "total_messages": total_messages,
-        "seed": seed,
-        "owner": owner,
-    }
-    if message_counting != "agent_turns":
-        data["message_counting"] = message_counting
-    if allow_repeat_speaker:
-        data["allow_repeat_speaker"] = True
-    for name, value in (switches or {}).items():  # the chat switches, when not the defaults
-        if value != SWITCH_DEFAULTS[name]:
-            data[name] = value
-    return canonical_json(data) if text else "k_" + content_hash(data, 24)
-
-
 def expand(
     spec: SweepSpec, experiment: Experiment, experiment_version: str, owner: str | None = None
 ) -> list[PlannedConversation]:
@@ -351,61 +267,10 @@ def iter_expand(
     hashes it with its own number and seed filled in (what `conversation_key` hashes)."""
     for cell in _cells(check(spec, experiment), spec):
         cell_key = content_hash(cell.as_dict(), 16)
-        keys = _CellKeys(experiment_version, cell, spec, owner)
+        keys = CellKeys(experiment_version, cell, spec, owner)
         for repetition in range(1, spec.repetitions + 1):
-            seed = (
-                None
-                if spec.seed is None
-                else int(_hash(f'[{spec.seed},"{cell_key}",{repetition}]', 8), 16)
-            )
+            seed = None if spec.seed is None else repetition_seed(spec.seed, cell_key, repetition)
             yield PlannedConversation(keys.key(repetition, seed), cell, cell_key, repetition, seed)
-
-
-_REPETITION, _SEED = "\x00repetition\x00", "\x00seed\x00"  # no JSON text holds them
-
-
-def _hash(text: str, length: int) -> str:
-    """content_hash of data whose canonical JSON is `text`."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
-
-
-class _CellKeys:
-    """conversation_key for every repetition of one cell: the canonical JSON is made once with
-    placeholders for the repetition and the seed, then filled in (same text, same key)."""
-
-    def __init__(self, version: str, cell: Cell, spec: SweepSpec, owner: str | None) -> None:
-        self._make = functools.partial(
-            conversation_key,
-            version,
-            cell,
-            total_messages=spec.total_messages,
-            owner=owner,
-            message_counting=spec.message_counting,
-            allow_repeat_speaker=spec.allow_repeat_speaker,
-            switches=spec.switches,
-        )
-        self._parts: list[str] | None = self._split(self._make(_REPETITION, seed=_SEED, text=True))
-        # the text before the repetition is the same for every key of the cell (most of it):
-        # hashed once, and each key goes on from a copy of that state
-        self._before = None if self._parts is None else hashlib.sha256(self._parts[0].encode())
-
-    @staticmethod
-    def _split(text: str) -> list[str] | None:
-        r, s = canonical_json(_REPETITION), canonical_json(_SEED)
-        if text.count(r) != 1 or text.count(s) != 1 or text.index(r) > text.index(s):
-            return None  # a placeholder's text occurs elsewhere: hash each key in full
-        before, rest = text.split(r)
-        middle, after = rest.split(s)
-        return [before, middle, after]
-
-    def key(self, repetition: int, seed: int | None) -> str:
-        if self._parts is None or self._before is None:
-            return self._make(repetition, seed=seed)
-        _, middle, after = self._parts
-        seed_text = "null" if seed is None else str(seed)
-        digest = self._before.copy()
-        digest.update(f"{repetition}{middle}{seed_text}{after}".encode())
-        return "k_" + digest.hexdigest()[:24]
 
 
 def cells(spec: SweepSpec, experiment: Experiment) -> list[Cell]:

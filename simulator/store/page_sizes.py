@@ -25,7 +25,10 @@ def prepare(folder: Path, db_name: str) -> None:
         path = folder / db_name / collection
         if path.exists():
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.closing(sqlite3.connect(path)) as connection:
-            connection.execute(f"PRAGMA page_size = {size}")
-            connection.execute("PRAGMA journal_mode=WAL")  # writes the first page: size fixed
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(sqlite3.connect(path)) as connection:
+                connection.execute(f"PRAGMA page_size = {size}")
+                connection.execute("PRAGMA journal_mode=WAL")  # writes page 1: size fixed
+        except (OSError, sqlite3.Error):  # a folder it cannot write: litemongo says so
+            continue

@@ -52,3 +52,15 @@ def test_another_database_of_the_store_gets_them_too(tmp_path):
     finally:
         connection.close()
     assert _page_size(tmp_path / "second" / "conversations") == 16_384
+
+
+def test_a_folder_it_cannot_write_gets_the_stores_own_answer(tmp_path, monkeypatch):
+    """Making the file first adds no error of its own: the store says what it always said."""
+    from simulator.store import page_sizes
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(page_sizes.sqlite3, "connect", refuse)
+    page_sizes.prepare(tmp_path, "lab")  # nothing raised, nothing made
+    assert not (tmp_path / "lab" / "conversations").exists()

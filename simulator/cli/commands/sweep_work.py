@@ -111,9 +111,9 @@ def create_cmd(
         shown = {"sweep_id": doc["_id"], "experiment_id": doc["experiment_id"], "added": added}
         app.print_json({**shown, **plan.as_dict(), "estimate": estimate})
         return
+    stored = count(added, "new conversation", thousands=True)
     app.console.print(
-        f"Sweep [bold]{doc['_id']}[/bold]: {count(added, 'new conversation')} stored. "
-        f"Run it: llm-sim sweep run {doc['_id']}"
+        f"Sweep [bold]{doc['_id']}[/bold]: {stored} stored. Run it: llm-sim sweep run {doc['_id']}"
     )
     if doc["experiment_id"] != view.id:  # sweeps are keyed by content and owner, not by id
         app.console.print(

@@ -162,7 +162,8 @@ def perform_sweep(app: AppContext, view: ExperimentView) -> None:
     doc, added = service.create(app.store, view, spec, app.user, plan)
     estimates.keep_with_sweep(app.store, doc["_id"], estimate)
     app.console.print(
-        f"Sweep {doc['_id']}: {count(added, 'new conversation')} stored.", markup=False
+        f"Sweep {doc['_id']}: {count(added, 'new conversation', thousands=True)} stored.",
+        markup=False,
     )
     try:
         run_sweep(app, doc["_id"], concurrency, (), LEASE_TTL_S, False, "Running")

@@ -26,7 +26,7 @@ def print_estimate(app: AppContext, estimate: dict | None, concurrency: int | No
         )
         return
     for line in estimates.estimate_lines(estimate, concurrency):
-        app.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        app.console.print(line, markup=False, highlight=False)  # wrapped at words
 
 
 def print_stored_estimate(app: AppContext, sweep: dict, concurrency: int) -> None:

@@ -121,7 +121,8 @@ def test_the_dry_run_estimate_prices_each_model_and_never_says_zero_for_unknown(
     unknown = _sweep_file(tmp_path, ["openai:house-model"])
     printed = sim("sweep", "create", exp_id, unknown, "--dry-run", db=db)
     assert printed.code == 0, printed.err
-    line = next(x for x in printed.out.splitlines() if x.startswith("estimate: "))
+    words = " ".join(printed.out.split())  # lines are wrapped at the terminal's width
+    line = words[words.index("estimate: ") :].split(" estimate: ")[0]
     assert "price unknown" in line and "openai:house-model" in line and "$0" not in line
     assert sim("sweep", "list", "--json", db=db).json() == []  # a dry run writes nothing
 

@@ -20,6 +20,7 @@ from simulator.services.experiments import ExperimentView
 from simulator.services.sweep_status import status as status
 from simulator.store.counting import is_server_collection
 from simulator.store.derived_docs import Derived
+from simulator.store.page_sizes import short_pages
 from simulator.store.store import Store
 from simulator.worlds.chat.domain.sweep import (
     Cell,
@@ -301,10 +302,18 @@ def embedded_scale_note(store: Store, conversations: int) -> str | None:
     every conversation (bench/store_scale.py); None when it will be comfortable."""
     if conversations < EMBEDDED_COMFORT or is_server_collection(store.db.conversations):
         return None
-    return (
+    note = (
         f"note: this sweep has {conversations:,} conversations and the database is the embedded "
         "store. Its sweep status, conversation list and claims answer from indexes at any size, "
         "but export and measures read every conversation: 2 to 7 minutes at 100,000 (on 2 "
         "CPUs). For sweeps this size a MongoDB server is faster for those: "
         "--db mongodb://HOST:27017 (or SIM_DB)."
     )
+    pages = short_pages(store.db.conversations)
+    if pages is not None:
+        note += (
+            f" This store keeps its conversations in {pages // 1024} KB pages (it was made by an"
+            " earlier version), which makes creating large sweeps slower: the Storage page of"
+            " the documentation shows how to give it 16 KB pages."
+        )
+    return note

@@ -32,3 +32,16 @@ def prepare(folder: Path, db_name: str) -> None:
                 connection.execute("PRAGMA journal_mode=WAL")  # writes page 1: size fixed
         except (OSError, sqlite3.Error):  # a folder it cannot write: litemongo says so
             continue
+
+
+def short_pages(collection: object) -> int | None:
+    """The page size of an embedded collection's file when it is below what PAGE_BYTES gives a
+    new one (a file made by an earlier version), else None (also on a server)."""
+    from simulator.store.embedded import table_of
+
+    table = table_of(collection)
+    wanted = PAGE_BYTES.get(getattr(collection, "name", ""))
+    if table is None or wanted is None:
+        return None
+    size = table._connection.execute("PRAGMA main.page_size").fetchone()[0]
+    return size if size < wanted else None

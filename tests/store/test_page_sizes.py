@@ -64,3 +64,21 @@ def test_a_folder_it_cannot_write_gets_the_stores_own_answer(tmp_path, monkeypat
     monkeypatch.setattr(page_sizes.sqlite3, "connect", refuse)
     page_sizes.prepare(tmp_path, "lab")  # nothing raised, nothing made
     assert not (tmp_path / "lab" / "conversations").exists()
+
+
+def test_a_large_sweep_into_a_store_with_4_kb_pages_is_told_how_to_convert_it(tmp_path):
+    from simulator.services.sweeps import EMBEDDED_COMFORT, embedded_scale_note
+    from simulator.store.store import open_store
+
+    (tmp_path / "old").mkdir()
+    with sqlite3.connect(tmp_path / "old" / "conversations") as raw:  # as litemongo made it
+        raw.execute("PRAGMA journal_mode=WAL")
+    for name, told in (("old", True), ("new", False)):
+        store = open_store(open_database(str(tmp_path), name))
+        try:
+            note = embedded_scale_note(store, EMBEDDED_COMFORT)
+            assert note is not None and note.startswith("note: this sweep has 20,000")
+            assert ("4 KB pages" in note and "16 KB pages" in note) == told
+            assert embedded_scale_note(store, EMBEDDED_COMFORT - 1) is None
+        finally:
+            store.close()

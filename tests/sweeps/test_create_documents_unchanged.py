@@ -2,7 +2,7 @@
 as the version that built every document on its own: a fixture of a small sweep's stored
 documents (seeded and unseeded, on the embedded store) is compared with a fresh create. The
 random ids (conversation, sweep, experiment) and the creation time are the only fields that may
-differ.
+differ, and each stored document's bytes are `bson.encode` of it.
 
 Regenerate (only when the stored documents are meant to change):
     python tests/sweeps/test_create_documents_unchanged.py --write
@@ -63,6 +63,9 @@ def stored_documents(folder: Path) -> dict[str, list[str]]:
 
 def _text(raw: bytes) -> str:
     doc = bson.decode(bytes(raw))
+    # the bytes too are what the store's encoder writes for this document (store/derived_docs.py
+    # joins pieces of it: they must add up to exactly that)
+    assert bson.encode(doc) == bytes(raw)
     for name, placeholder in VARYING.items():
         assert name in doc, name
         doc[name] = placeholder

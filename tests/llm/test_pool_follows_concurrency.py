@@ -76,7 +76,7 @@ def test_openai_pool_follows_concurrency_32(run_cli, sweep_of):
         result = run_cli(["sweep", "run", sweep_id, "--concurrency", "32"], env=env)
     assert result.code == 0, result.err
     assert stub.max_in_flight == 32  # was 16: the fixed OpenAI pool
-    assert "endpoints take up to 32 calls at once" in result.err
+    assert "endpoints take up to 32 calls at once" in " ".join(result.err.split())
     pool = f"pool openai:{base}: up to 32 calls at once (follows --concurrency)"
     assert pool in result.err
 

@@ -41,9 +41,7 @@ class AppContext:
     # sets it, as the reference tool offered the server's databases at login
     pick_database: Callable[[list[str], str], str] | None = None
     console: Console = field(default_factory=lambda: Console(highlight=False, emoji=False))
-    err: Console = field(
-        default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-    )
+    err: Console = field(default_factory=lambda: _err_console())
     _store: Store | None = None
     _reader: FileReader | None = None
     _target: DatabaseTarget | None = None
@@ -152,3 +150,12 @@ class AppContext:
     def print_json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
+
+
+def _err_console() -> Console:
+    """Standard error: wrapped at words at a terminal's width (an 80-column terminal breaks a
+    long line mid-word), one line per message when it goes to a file or a pipe, for grep and
+    logs."""
+    err = Console(stderr=True, highlight=False, emoji=False)
+    err.soft_wrap = not err.is_terminal
+    return err

@@ -39,5 +39,4 @@ def print_stored_estimate(app: AppContext, sweep: dict, concurrency: int) -> Non
             f"{line} (made when the sweep was created)",
             markup=False,
             highlight=False,
-            soft_wrap=False,  # wrapped at words
         )

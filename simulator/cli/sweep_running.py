@@ -53,8 +53,7 @@ def run_sweep(
     meter = SweepMeter(app.store, sweep_id)
     budget = sweep_budget(meter, caps)
     if not as_json:
-        header = pools_header(verb, sweep_id, concurrency, sizes)
-        app.err.print(header, markup=False, soft_wrap=False)  # wrapped at words
+        app.err.print(pools_header(verb, sweep_id, concurrency, sizes), markup=False)
 
     async def go(stop: asyncio.Event):
         with SweepDisplay(

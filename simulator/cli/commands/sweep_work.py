@@ -92,7 +92,7 @@ def create_cmd(
             app.console.print(line, markup=False, highlight=False)
     note = service.embedded_scale_note(app.store, plan.conversations)
     if note:
-        app.err.print(note, markup=False, highlight=False, soft_wrap=False)
+        app.err.print(note, markup=False, highlight=False)
     if dry_run:
         return
     if (

@@ -59,7 +59,7 @@ def warn(message: str) -> None:
 
 def show_error(error: UserError) -> None:
     """A UserError as the one paragraph the commands print too."""
-    console.print(f"[bold red]Error:[/bold red] {escape(error.render())}", soft_wrap=True)
+    console.print(f"[bold red]Error:[/bold red] {escape(error.render())}")  # wrapped at words
 
 
 def headline(message: str, note: str | None = None) -> str:

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from simulator.analysis.cell_labels import cell_labels
 from simulator.analysis.exports import write_listed
 from simulator.analysis.measures import (
     _group,
-    cell_labels,
     cell_row_of_columns,
     conversation_record,
     finish_record,

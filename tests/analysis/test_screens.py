@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from stored_messages import message_doc
 
-from simulator.analysis.measures import cell_labels
+from simulator.analysis.cell_labels import cell_labels
 from simulator.services import experiments as exp_service
 from simulator.services import sweeps as sweep_service
 from simulator.store.store import open_store_uri

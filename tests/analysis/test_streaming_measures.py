@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from stored_messages import message_doc
 
 from simulator.analysis import tables as tables_mod
+from simulator.analysis.cell_labels import cell_labels
 from simulator.analysis.measures import (
     ID_COLUMNS,
-    cell_labels,
     lcs_bound,
     mean_ci,
     message_measures,

@@ -93,6 +93,7 @@ def build_context(
     plots, pick transcripts; the prison paper's tables from the outcome source
     `paper_labels` (None: the default source)."""
     from simulator.analysis import measures as measures_mod
+    from simulator.analysis.cell_labels import cell_labels
     from simulator.analysis.prison_paper.measures import paper_tables
     from simulator.analysis.report.branches_context import build_branches
     from simulator.analysis.scope import resolve_scope
@@ -102,7 +103,7 @@ def build_context(
     scope = scope or resolve_scope(store, target_id)
     tables = load_tables(store, scope)
     conv_rows = measures_mod.conversation_measures(tables)
-    labels = measures_mod.cell_labels(tables.get("conversations", []))
+    labels = cell_labels(tables.get("conversations", []))
     cells = measures_mod.cell_measures(conv_rows, labels)
     experiment = dict(scope.experiment or {})
     roles = [r["name"] for r in experiment.get("roles", [])]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from simulator.errors import StoreUnavailable
-from simulator.store.repositories.sweeps import worker_identity
+from simulator.store.repositories.sweep_claims import worker_identity
 from simulator.store.store import Store
 
 
 class StoreLeases:
-    """A sweep's runs as the store leases them to workers (store/repositories/sweeps.py)."""
+    """A sweep's runs as the store leases them to workers (store/repositories/sweep_claims.py)."""
 
     def __init__(self, store: Store):
         self.store = store

@@ -210,7 +210,7 @@ def create(
 
     templates: dict[str, tuple[dict, dict]] = {}
     clock = _Clock()
-    # one run of ids (domain/ids.py id_run), random ones should more be asked for
+    # one run of consecutive ids (domain/ids.py id_run), then random ones if more are asked for
     to_add = len(the_plan.planned) - len(stored)
     conversation_ids = itertools.chain(id_run("conv", to_add), new_ids("conv"))
 
